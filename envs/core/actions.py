@@ -1,0 +1,128 @@
+"""Action-level view of a game: the fixed ``Discrete`` encoding and observation planes.
+
+An :class:`ActionGame` is a stateless object whose methods take an
+*action state*: the PettingZoo env holds one, and AlphaZero-style training and
+MCTS step copies of it directly, without an env. For games where one action is
+one whole move (LOA, Ultima) the action state *is* the rules
+:class:`~boardzoo.envs.core.game.GameState` (:class:`MoveActions`); a game whose
+turn takes several actions (Whistling's hops) keeps the turn in progress in its
+own action state.
+
+Action states are immutable: ``apply_action`` returns a new one.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .game import GameState, Move, MoveError
+
+
+class ActionGame(ABC):
+    """A game's fixed action space, masks and observations over immutable action states."""
+
+    #: The rules-level state class.
+    state_cls: ClassVar[type[GameState]]
+    #: Size of the ``Discrete`` action space.
+    num_actions: ClassVar[int]
+    #: Shape (height, width, channels) of the float32 observation planes.
+    observation_shape: ClassVar[tuple[int, ...]]
+
+    def initial_state(self, position: str | None = None) -> Any:
+        """Return the action state of the start position or of ``position`` text."""
+        cls = self.state_cls
+        return self.from_game_state(cls.start() if position is None else cls.from_text(position))
+
+    @abstractmethod
+    def from_game_state(self, game: GameState) -> Any:
+        """Return the action state at the start of the turn in rules state ``game``."""
+
+    @abstractmethod
+    def game_state(self, state: Any) -> GameState:
+        """Return the rules-level state (the position before any unfinished turn)."""
+
+    @abstractmethod
+    def to_move(self, state: Any) -> int:
+        """Return the player (0 or 1) who must act in ``state``."""
+
+    @abstractmethod
+    def legal_actions(self, state: Any) -> list[int]:
+        """Return the legal actions (sorted); empty once the game is over."""
+
+    def action_mask(self, state: Any) -> np.ndarray:
+        """Return an int8 vector, 1 exactly on the legal actions."""
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        mask[self.legal_actions(state)] = 1
+        return mask
+
+    @abstractmethod
+    def apply_action(self, state: Any, action: int) -> tuple[Any, str | None]:
+        """Return (new state, canonical turn text if this action ended the turn, else None).
+
+        Raises MoveError for an action that is not legal.
+        """
+
+    @abstractmethod
+    def observation(self, state: Any, player: int) -> np.ndarray:
+        """Return the float32 observation planes of ``state`` from ``player``'s view."""
+
+    def is_terminal(self, state: Any) -> bool:
+        """Return True when the game is over."""
+        return self.game_state(state).is_terminal()
+
+    def returns(self, state: Any) -> tuple[float, float]:
+        """Return +1/-1/0 per player (0 for both while unfinished)."""
+        return self.game_state(state).returns()
+
+    @abstractmethod
+    def action_to_str(self, state: Any, action: int) -> str:
+        """Return notation for a legal ``action`` (a whole move, or one hop of a turn)."""
+
+    @abstractmethod
+    def str_to_action(self, state: Any, text: str) -> int:
+        """Return the action for move text (any accepted spelling); MoveError if not legal."""
+
+
+class MoveActions(ActionGame):
+    """Action encoding where every action is one whole move; the action state is the
+    GameState itself. Subclasses define :meth:`action_of` (and observations)."""
+
+    @abstractmethod
+    def action_of(self, state: GameState, move: Move) -> int:
+        """Return the action index of a legal move in ``state``."""
+
+    def from_game_state(self, game: GameState) -> GameState:
+        return game
+
+    def game_state(self, state: GameState) -> GameState:
+        return state
+
+    def to_move(self, state: GameState) -> int:
+        return state.to_move
+
+    def moves_by_action(self, state: GameState) -> dict[int, Move]:
+        """Return {action: move} for the legal moves of ``state``."""
+        return {self.action_of(state, m): m for m in state.legal_moves()}
+
+    def legal_actions(self, state: GameState) -> list[int]:
+        return sorted(self.moves_by_action(state))
+
+    def move_of(self, state: GameState, action: int) -> Move:
+        """Return the legal move of ``action``; MoveError if the action is not legal."""
+        move = self.moves_by_action(state).get(action)
+        if move is None:
+            raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
+        return move
+
+    def apply_action(self, state: GameState, action: int) -> tuple[GameState, str]:
+        move = self.move_of(state, action)
+        return state.apply(move), state.move_to_str(move)
+
+    def action_to_str(self, state: GameState, action: int) -> str:
+        return state.move_to_str(self.move_of(state, action))
+
+    def str_to_action(self, state: GameState, text: str) -> int:
+        return self.action_of(state, state.parse_move(text))

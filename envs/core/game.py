@@ -1,0 +1,152 @@
+"""The game protocol every boardzoo game implements.
+
+A game is a module (``boardzoo.envs.<game>.rules``) whose state class derives
+from :class:`GameState`. A state is an immutable position plus whatever history
+its draw rules need; :meth:`GameState.apply` returns a new state and never
+mutates its parent, so search agents can keep many states alive at once.
+
+Three consumers rely on this protocol:
+
+* the PettingZoo environments (``boardzoo.envs.<game>.env``), which add an
+  action encoding and observations on top;
+* search agents (MCTS, alpha-beta, AlphaZero), which need ``legal_moves``,
+  ``apply``, ``is_terminal``, ``returns`` and a hashable ``key``;
+* the CLI (``legal``, ``perft``, ``play``), which needs position text and move
+  notation in and out.
+
+Moves are whole turns (a chained Whistling capture is one move here); their
+Python type is the game's own (an ``int`` or a tuple), always hashable. Use
+``move_to_str``/``parse_move`` to convert to and from canonical notation.
+Players are numbered 0 (the side that moves first) and 1.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
+from typing import ClassVar, TypeVar
+
+Move = Hashable
+S = TypeVar("S", bound="GameState")
+
+
+class BoardzooError(ValueError):
+    """Base class of the errors a user's input can cause."""
+
+
+class PositionError(BoardzooError):
+    """Position text that is malformed or describes an invalid position."""
+
+
+class MoveError(BoardzooError):
+    """Move text that is malformed, or a move that is not legal in the position."""
+
+
+class GameState(ABC):
+    """An immutable game position with the side to move and draw-rule history."""
+
+    #: Short game name as used by the CLI (``"loa"``).
+    name: ClassVar[str]
+    #: Display names of player 0 and player 1 (``("black", "white")``).
+    player_names: ClassVar[tuple[str, str]]
+
+    # -- construction and position text -------------------------------------------
+    @classmethod
+    @abstractmethod
+    def start(cls: type[S]) -> S:
+        """Return the start position of the game."""
+
+    @classmethod
+    @abstractmethod
+    def from_text(cls: type[S], text: str) -> S:
+        """Parse position text; raise :class:`PositionError` if it is invalid."""
+
+    @abstractmethod
+    def to_text(self) -> str:
+        """Return the canonical position text of this state."""
+
+    # -- turn structure -----------------------------------------------------------
+    @property
+    @abstractmethod
+    def to_move(self) -> int:
+        """Index (0 or 1) of the player whose turn it is."""
+
+    @property
+    @abstractmethod
+    def ply(self) -> int:
+        """Number of plies (whole turns) played since the game's start."""
+
+    @abstractmethod
+    def legal_moves(self) -> Sequence[Move]:
+        """Return every legal whole-turn move; empty exactly when the game is over."""
+
+    @abstractmethod
+    def apply(self: S, move: Move) -> S:
+        """Return the state after ``move``, which must be legal; ``self`` is unchanged."""
+
+    # -- outcome ------------------------------------------------------------------
+    @abstractmethod
+    def winner(self) -> int | None:
+        """Return 0 or 1 for a decided game, ``None`` for a draw or an unfinished game."""
+
+    @abstractmethod
+    def is_terminal(self) -> bool:
+        """Return True when the game is over (won, lost or drawn)."""
+
+    def returns(self) -> tuple[float, float]:
+        """Return the outcome per player: +1 win, -1 loss, 0 draw or unfinished."""
+        w = self.winner()
+        if w is None:
+            return (0.0, 0.0)
+        return (1.0, -1.0) if w == 0 else (-1.0, 1.0)
+
+    def result(self) -> str:
+        """Return ``"ongoing"``, ``"draw"`` or the winner's player name."""
+        if not self.is_terminal():
+            return "ongoing"
+        w = self.winner()
+        return "draw" if w is None else self.player_names[w]
+
+    # -- notation -----------------------------------------------------------------
+    @abstractmethod
+    def move_to_str(self, move: Move) -> str:
+        """Return the canonical notation of a legal ``move`` in this position."""
+
+    @abstractmethod
+    def parse_move(self, text: str) -> Move:
+        """Parse move text; raise :class:`MoveError` if malformed or not legal here."""
+
+    def legal_move_strs(self) -> list[str]:
+        """Return the canonical notation of every legal move, sorted (ASCII order)."""
+        return sorted(self.move_to_str(m) for m in self.legal_moves())
+
+    # -- search support -----------------------------------------------------------
+    @abstractmethod
+    def key(self) -> Hashable:
+        """Return a hashable key that identifies the position for transposition tables."""
+
+    def clone(self: S) -> S:
+        """Return this state; states are immutable, so sharing is a clone."""
+        return self
+
+    def render_text(self) -> str:
+        """Return a human-readable board diagram (default: the position text)."""
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.from_text({self.to_text()!r})"
+
+
+def perft(state: GameState, depth: int) -> int:
+    """Count the leaf move sequences of exactly ``depth`` plies from ``state``."""
+    if depth == 0:
+        return 1
+    moves = state.legal_moves()
+    if depth == 1:
+        return len(moves)
+    return sum(perft(state.apply(m), depth - 1) for m in moves)
+
+
+def divide(state: GameState, depth: int) -> dict[str, int]:
+    """Return perft(child, depth-1) per legal move, keyed by canonical notation."""
+    return {state.move_to_str(m): perft(state.apply(m), depth - 1) for m in state.legal_moves()}
