@@ -43,3 +43,17 @@ def load_state(name: str, position: str | None = None) -> GameState:
     """Return the start position of ``name``, or the state parsed from ``position``."""
     cls = state_class(name)
     return cls.start() if position is None else cls.from_text(position)
+
+
+def env_module(name: str) -> ModuleType:
+    """Return ``boardzoo.envs.<name>.env`` (with ``raw_env``, ``env`` and ``raw_env.actions``)."""
+    game_package(name)
+    try:
+        return importlib.import_module(GAMES[name] + ".env")
+    except ModuleNotFoundError as exc:
+        raise UnknownGameError(f"game {name!r} has no environment yet") from exc
+
+
+def action_game(name: str):  # -> ActionGame (import kept local to avoid a cycle)
+    """Return the ActionGame (action encoding, masks, observations) of game ``name``."""
+    return env_module(name).raw_env.actions
