@@ -11,7 +11,6 @@ A game's env subclasses it, sets ``actions`` and draws the ``rgb_array`` picture
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium

@@ -129,6 +129,15 @@ class GameState(ABC):
         """Return this state; states are immutable, so sharing is a clone."""
         return self
 
+    def perft(self, depth: int) -> int:
+        """Count the leaf move sequences of exactly ``depth`` plies (games may go faster)."""
+        if depth == 0:
+            return 1
+        moves = self.legal_moves()
+        if depth == 1:
+            return len(moves)
+        return sum(self.apply(m).perft(depth - 1) for m in moves)
+
     def render_text(self) -> str:
         """Return a human-readable board diagram (default: the position text)."""
         return self.to_text()
@@ -139,14 +148,9 @@ class GameState(ABC):
 
 def perft(state: GameState, depth: int) -> int:
     """Count the leaf move sequences of exactly ``depth`` plies from ``state``."""
-    if depth == 0:
-        return 1
-    moves = state.legal_moves()
-    if depth == 1:
-        return len(moves)
-    return sum(perft(state.apply(m), depth - 1) for m in moves)
+    return state.perft(depth)
 
 
 def divide(state: GameState, depth: int) -> dict[str, int]:
     """Return perft(child, depth-1) per legal move, keyed by canonical notation."""
-    return {state.move_to_str(m): perft(state.apply(m), depth - 1) for m in state.legal_moves()}
+    return {state.move_to_str(m): state.apply(m).perft(depth - 1) for m in state.legal_moves()}

@@ -1,0 +1,178 @@
+"""Negamax alpha-beta with iterative deepening, a transposition table and move ordering.
+
+``alphabeta:D`` searches to depth D (whole turns); ``alphabeta:t=0.5s`` deepens
+until the time is up and plays the best move of the last finished depth (time
+limited play is not reproducible: it depends on the machine's speed). Move
+ordering: the transposition-table move, then killer moves, then the history
+heuristic. Root moves are shuffled once with the agent's seed so that equally
+good moves vary from game to game.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from boardzoo.envs.core.game import GameState, Move
+
+from .base import Agent, UnknownAgentError
+from .evaluation import Evaluator, get_evaluator
+from .mcts import _number, parse_options
+
+WIN = 1_000_000.0  # a won terminal position; minus the distance so that faster wins score more
+EXACT, LOWER, UPPER = 0, 1, 2
+MAX_DEPTH = 64
+
+
+class _Timeout(Exception):
+    """Raised inside the search when the time budget is spent."""
+
+
+class AlphaBetaAgent(Agent):
+    """Negamax alpha-beta to a fixed depth or within a time budget per move."""
+
+    def __init__(self, game: str, depth: int | None = None, seconds: float | None = None,
+                 seed: int | None = None, evaluator: Evaluator | None = None,
+                 tt_size: int = 1 << 20) -> None:
+        if depth is None and seconds is None:
+            raise UnknownAgentError("alphabeta needs a depth or a time limit")
+        self.depth = depth if depth is not None else MAX_DEPTH
+        self.seconds = seconds
+        self.evaluate = evaluator or get_evaluator(game)
+        self.rng = random.Random(seed)
+        self.tt_size = tt_size
+        self.tt: dict = {}
+        self.killers: dict[int, list[Move]] = {}
+        self.history: dict[Move, int] = {}
+        self.counters = {"nodes": 0, "seconds": 0.0, "depth_sum": 0, "moves": 0}
+        self._deadline = 0.0
+        self.last_value = 0.0
+
+    def reset(self) -> None:
+        self.tt.clear()
+        self.history.clear()
+
+    def stats(self) -> dict[str, float]:
+        return dict(self.counters)
+
+    # -- root ----------------------------------------------------------------------------
+    def select_move(self, state: GameState) -> Move:
+        start = time.perf_counter()
+        self._deadline = start + self.seconds if self.seconds else float("inf")
+        self.killers.clear()
+        if len(self.tt) > self.tt_size:  # keep memory bounded across a long game
+            self.tt.clear()
+        moves = list(state.legal_moves())
+        self.rng.shuffle(moves)
+        best, done = moves[0], 0
+        if len(moves) > 1:
+            for depth in range(1, self.depth + 1):
+                try:
+                    value, move = self._root(state, moves, depth)
+                except _Timeout:
+                    break
+                best, done, self.last_value = move, depth, value
+                moves.remove(move)
+                moves.insert(0, move)  # search the last best move first at the next depth
+                if abs(value) >= WIN - MAX_DEPTH:  # a forced result: deeper search won't change it
+                    break
+        self.counters["seconds"] += time.perf_counter() - start
+        self.counters["depth_sum"] += done
+        self.counters["moves"] += 1
+        return best
+
+    def _root(self, state: GameState, moves: list[Move], depth: int) -> tuple[float, Move]:
+        """Search every root move to ``depth``; return the best value and move."""
+        alpha, beta = -2 * WIN, 2 * WIN
+        best_move, best_value = moves[0], -2 * WIN
+        for move in moves:
+            child = state.apply(move)
+            value = self._child_value(state, child, depth - 1, alpha, beta, 1)
+            if value > best_value:
+                best_move, best_value = move, value
+            alpha = max(alpha, value)
+        return best_value, best_move
+
+    def _child_value(self, state: GameState, child: GameState, depth: int, alpha: float,
+                     beta: float, ply: int) -> float:
+        """Return the value of ``child`` for the side to move in ``state``."""
+        if child.to_move == state.to_move:  # same side moves again: no sign change
+            return self._negamax(child, depth, alpha, beta, ply)
+        return -self._negamax(child, depth, -beta, -alpha, ply)
+
+    # -- tree ----------------------------------------------------------------------------
+    def _negamax(self, state: GameState, depth: int, alpha: float, beta: float,
+                 ply: int) -> float:
+        """Return the value of ``state`` for its side to move, within (alpha, beta)."""
+        self.counters["nodes"] += 1
+        if self.counters["nodes"] & 1023 == 0 and time.perf_counter() > self._deadline:
+            raise _Timeout
+        if state.is_terminal():
+            r = state.returns()[state.to_move]
+            return r * (WIN - ply) if r else 0.0
+        if depth <= 0:
+            return self.evaluate(state)
+        key = state.key()
+        entry = self.tt.get(key)
+        tt_move = None
+        if entry is not None:
+            e_depth, e_value, e_flag, tt_move = entry
+            if e_depth >= depth:
+                if e_flag == EXACT:
+                    return e_value
+                if e_flag == LOWER and e_value >= beta:
+                    return e_value
+                if e_flag == UPPER and e_value <= alpha:
+                    return e_value
+        alpha0 = alpha
+        best_value, best_move = -2 * WIN, None
+        for move in self._ordered(state, tt_move, ply):
+            value = self._child_value(state, state.apply(move), depth - 1, alpha, beta, ply + 1)
+            if value > best_value:
+                best_value, best_move = value, move
+            if value > alpha:
+                alpha = value
+                if alpha >= beta:
+                    self._reward(move, depth, ply)
+                    break
+        flag = UPPER if best_value <= alpha0 else LOWER if best_value >= beta else EXACT
+        self.tt[key] = (depth, best_value, flag, best_move)
+        return best_value
+
+    def _ordered(self, state: GameState, tt_move: Move | None, ply: int) -> list[Move]:
+        """Return the legal moves: TT move, killers, then by history score."""
+        moves = list(state.legal_moves())
+        history = self.history
+        moves.sort(key=lambda m: -history.get(m, 0))
+        front = [m for m in self.killers.get(ply, ()) if m in moves]
+        if tt_move is not None and tt_move in moves:
+            front = [tt_move] + [m for m in front if m != tt_move]
+        if front:
+            moves = front + [m for m in moves if m not in front]
+        return moves
+
+    def _reward(self, move: Move, depth: int, ply: int) -> None:
+        """Remember a move that caused a cut-off (killer and history heuristics)."""
+        self.history[move] = self.history.get(move, 0) + depth * depth
+        killers = self.killers.setdefault(ply, [])
+        if move not in killers:
+            killers.insert(0, move)
+            del killers[2:]
+
+
+def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
+    """Build ``alphabeta:D`` or ``alphabeta:t=0.5s`` (or both: ``alphabeta:6,t=2s``)."""
+    positional, opts = parse_options("alphabeta", arg, "depth")
+    unknown = set(opts) - {"t", "depth"}
+    if unknown:
+        raise UnknownAgentError(f"agent alphabeta: unknown option(s) {sorted(unknown)}; use t=")
+    depth_text = positional or opts.get("depth")
+    depth = int(_number("alphabeta", "depth", depth_text, int, 1)) if depth_text else None
+    seconds = None
+    if "t" in opts:
+        text = opts["t"].lower()
+        text = text[:-1] if text.endswith("s") else text
+        seconds = _number("alphabeta", "t (seconds)", text, float, 0.001)
+    if depth is None and seconds is None:
+        depth = 2
+    return AlphaBetaAgent(game, depth=depth, seconds=seconds, seed=seed)

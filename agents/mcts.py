@@ -1,0 +1,167 @@
+"""UCT Monte Carlo tree search over whole-turn moves, with tree reuse between moves.
+
+Every edge is one whole turn of :meth:`GameState.legal_moves`, so a chained
+Whistling capture is a single edge and players strictly alternate edges as the
+game says (the code never assumes alternation: each node records who moved
+into it). Playouts are uniformly random and stop at a length cap, where the
+game's evaluation, squashed by ``tanh(eval / scale)``, stands in for the result.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from boardzoo.envs.core.game import GameState, Move
+
+from .base import Agent, UnknownAgentError
+from .evaluation import Evaluator, get_evaluator, get_scale
+
+
+class Node:
+    """A search-tree node: a state, its expanded children and UCT statistics."""
+
+    __slots__ = ("state", "mover", "children", "untried", "visits", "total")
+
+    def __init__(self, state: GameState, mover: int, rng: random.Random) -> None:
+        self.state = state
+        #: The player who chose the edge into this node; ``total`` is from their view.
+        self.mover = mover
+        self.children: dict[Move, Node] = {}
+        self.untried = list(state.legal_moves())
+        rng.shuffle(self.untried)  # expansion order is random but seeded
+        self.visits = 0
+        self.total = 0.0
+
+
+class MCTSAgent(Agent):
+    """UCT with ``simulations`` new simulations per move (the reused subtree counts extra)."""
+
+    def __init__(self, game: str, simulations: int, seed: int | None = None, c: float = 1.0,
+                 playout_cap: int = 40, evaluator: Evaluator | None = None,
+                 scale: float | None = None, reuse: bool = True) -> None:
+        self.simulations = simulations
+        self.c = c
+        self.playout_cap = playout_cap
+        self.evaluate = evaluator or get_evaluator(game)
+        self.scale = scale or get_scale(game)
+        self.reuse = reuse
+        self.rng = random.Random(seed)
+        self.root: Node | None = None
+        self.counters = {"simulations": 0, "seconds": 0.0, "reused": 0}
+
+    def reset(self) -> None:
+        self.root = None
+
+    def stats(self) -> dict[str, float]:
+        return dict(self.counters)
+
+    # -- tree reuse ---------------------------------------------------------------------
+    def _root_for(self, state: GameState) -> Node:
+        """Return the kept subtree whose state is ``state``, or a fresh root."""
+        old = self.root
+        if self.reuse and old is not None:
+            key, ply = state.key(), state.ply
+            for node in (old, *old.children.values()):
+                if node.state.ply == ply and node.state.key() == key:
+                    self.counters["reused"] += 1
+                    return node
+        return Node(state, 1 - state.to_move, self.rng)
+
+    # -- search ---------------------------------------------------------------------------
+    def select_move(self, state: GameState) -> Move:
+        start = time.perf_counter()
+        root = self._root_for(state)
+        if len(root.children) + len(root.untried) > 1:
+            for _ in range(self.simulations):
+                self._simulate(root)
+            self.counters["simulations"] += self.simulations
+        best = max(root.children.items() if root.children else [],
+                   key=lambda kv: (kv[1].visits, kv[1].total / max(kv[1].visits, 1)),
+                   default=None)
+        if best is None:  # one legal move: no search needed
+            move = root.untried[0]
+            self.root = None
+        else:
+            move, self.root = best
+        self.counters["seconds"] += time.perf_counter() - start
+        return move
+
+    def _simulate(self, root: Node) -> None:
+        """Run one selection-expansion-playout-backup pass from ``root``."""
+        node, path = root, [root]
+        while not node.untried and node.children:
+            node = self._select(node)
+            path.append(node)
+        if node.untried:
+            move = node.untried.pop()
+            child = Node(node.state.apply(move), node.state.to_move, self.rng)
+            node.children[move] = child
+            node = child
+            path.append(node)
+        result = self._playout(node.state)
+        for n in path:
+            n.visits += 1
+            n.total += result[n.mover]
+
+    def _select(self, node: Node) -> Node:
+        """Return the child with the best UCT score (first one on ties: deterministic)."""
+        log_n = math.log(node.visits)
+        c = self.c
+        best, best_score = None, -math.inf
+        for child in node.children.values():
+            score = child.total / child.visits + c * math.sqrt(log_n / child.visits)
+            if score > best_score:
+                best, best_score = child, score
+        return best  # type: ignore[return-value]
+
+    def _playout(self, state: GameState) -> tuple[float, float]:
+        """Play random moves up to the cap; return the (estimated) result per player."""
+        rng = self.rng
+        for _ in range(self.playout_cap):
+            if state.is_terminal():
+                return state.returns()
+            state = state.apply(rng.choice(state.legal_moves()))
+        if state.is_terminal():
+            return state.returns()
+        v = math.tanh(self.evaluate(state) / self.scale)
+        return (v, -v) if state.to_move == 0 else (-v, v)
+
+
+def parse_options(kind: str, arg: str | None, first: str) -> tuple[str | None, dict[str, str]]:
+    """Split ``400,c=1.4`` into the positional value and ``key=value`` options."""
+    if not arg:
+        return None, {}
+    positional, options = None, {}
+    for part in arg.split(","):
+        key, eq, value = part.strip().partition("=")
+        if not eq:
+            if positional is not None:
+                raise UnknownAgentError(f"agent {kind}:{arg}: two values for {first}")
+            positional = key
+        else:
+            options[key.strip().lower()] = value.strip()
+    return positional, options
+
+
+def _number(kind: str, name: str, text: str, cast: type, low: float) -> float:
+    try:
+        value = cast(text)
+    except ValueError:
+        raise UnknownAgentError(f"agent {kind}: {name} must be a number, got {text!r}") from None
+    if value < low:
+        raise UnknownAgentError(f"agent {kind}: {name} must be at least {low}, got {text!r}")
+    return value
+
+
+def from_spec(arg: str | None, game: str, seed: int | None) -> MCTSAgent:
+    """Build ``mcts:N`` (optionally ``mcts:N,c=1.0,cap=40``); N defaults to 200."""
+    positional, opts = parse_options("mcts", arg, "simulations")
+    sims = int(_number("mcts", "N (simulations)", positional or "200", int, 1))
+    unknown = set(opts) - {"c", "cap"}
+    if unknown:
+        raise UnknownAgentError(f"agent mcts: unknown option(s) {sorted(unknown)}; use c=, cap=")
+    return MCTSAgent(game, sims, seed,
+                     c=_number("mcts", "c", opts.get("c", "1.0"), float, 0.0),
+                     playout_cap=int(_number("mcts", "cap", opts.get("cap", "40"), int, 0)))

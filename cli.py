@@ -1,0 +1,169 @@
+"""The ``boardzoo`` command line: legal, perft, play, tournament, train, plot.
+
+Every user error (bad game, position, move, agent, config or checkpoint)
+ends as one ``boardzoo: error: ...`` line on stderr and exit status 2.
+Feature packages add their own subcommands through a ``register(subparsers)``
+function (``boardzoo.agents.commands``, ``boardzoo.training.commands``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from collections.abc import Sequence
+
+from .envs.core.game import BoardzooError
+from .envs.core.registry import GAMES, load_state
+
+EXIT_USAGE = 2
+#: Modules that contribute subcommands, if present.
+COMMAND_MODULES = ("boardzoo.agents.commands", "boardzoo.training.commands")
+
+
+class UsageError(BoardzooError):
+    """A command-line usage error (bad option, missing argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line instead of usage text plus exit."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _add_game(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help=f"game name: {', '.join(GAMES)}")
+
+
+def _add_position(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--position", metavar="TEXT", help="position text (default: start position)")
+
+
+def cmd_legal(args: argparse.Namespace) -> int:
+    """Print every legal move of the position in canonical notation, one per line."""
+    state = load_state(args.game, args.position)
+    for move in state.legal_move_strs():
+        print(move)
+    return 0
+
+
+def cmd_perft(args: argparse.Namespace) -> int:
+    """Count leaf nodes at a depth; the last line printed is the count alone."""
+    if args.depth < 0:
+        raise UsageError(f"depth must be >= 0, got {args.depth}")
+    state = load_state(args.game, args.position)
+    started = time.perf_counter()
+    if args.divide and args.depth >= 1:
+        total = 0
+        for move in state.legal_moves():
+            count = state.apply(move).perft(args.depth - 1)
+            total += count
+            print(f"{state.move_to_str(move)}: {count}")
+    else:
+        total = state.perft(args.depth)
+    seconds = time.perf_counter() - started
+    rate = total / seconds if seconds > 0 else float("inf")
+    print(f"perft({args.depth}) = {total} in {seconds:.3f} s ({rate:,.0f} leaves/s)")
+    print(total)
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Play games between two agents and print each result and the totals."""
+    from .agents import make_agent
+    from .agents.play import play_game
+
+    if len(args.agents) != 2:
+        raise UsageError("--agents needs exactly two agent specs")
+    if args.games < 1:
+        raise UsageError(f"--games must be >= 1, got {args.games}")
+    load_state(args.game, args.position)  # validate game and position before building agents
+    specs = list(args.agents)
+    totals = {specs[0]: 0.0, specs[1]: 0.0} if specs[0] != specs[1] else None
+    for g in range(args.games):
+        # colours alternate between games so neither agent always moves first
+        order = specs if g % 2 == 0 else specs[::-1]
+        seed = None if args.seed is None else args.seed + g
+        agents = [make_agent(s, args.game, None if seed is None else seed * 2 + i)
+                  for i, s in enumerate(order)]
+        record = play_game(args.game, agents, position=args.position, max_moves=args.max_moves,
+                           show=args.show)
+        names = record["player_names"]
+        print(f"game {g + 1}: {order[0]} ({names[0]}) vs {order[1]} ({names[1]}): "
+              f"{record['result']} after {record['plies']} plies, "
+              f"score {record['scores'][0]}-{record['scores'][1]}")
+        if args.show:
+            print("moves: " + " ".join(record["moves"]))
+        if totals is not None:
+            for spec, score in zip(order, record["scores"], strict=True):
+                totals[spec] += score
+    if totals is not None and args.games > 1:
+        print("total: " + ", ".join(f"{s} {v:g}" for s, v in totals.items()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser with every subcommand."""
+    parser = _Parser(prog="boardzoo", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("legal", help="list the legal moves of a position")
+    _add_game(p)
+    _add_position(p)
+    p.set_defaults(func=cmd_legal)
+
+    p = sub.add_parser("perft", help="count move sequences to a depth")
+    _add_game(p)
+    p.add_argument("depth", type=int, help="number of plies")
+    _add_position(p)
+    p.add_argument("--divide", action="store_true", help="print the count below each move")
+    p.set_defaults(func=cmd_perft)
+
+    p = sub.add_parser("play", help="play games between two agents")
+    _add_game(p)
+    p.add_argument("--agents", nargs=2, metavar=("A", "B"), default=["random", "random"],
+                   help="agent specs, first mover of game 1 first (e.g. random mcts:400)")
+    p.add_argument("--games", type=int, default=1, help="number of games (colours alternate)")
+    p.add_argument("--seed", type=int, default=None, help="seed for reproducible games")
+    p.add_argument("--show", action="store_true", help="show the board after every move")
+    p.add_argument("--max-moves", type=int, default=None, help="stop a game after N turns")
+    _add_position(p)
+    p.set_defaults(func=cmd_play)
+
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"boardzoo {__version__}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (2 for any user error)."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args) or 0
+    except BoardzooError as exc:
+        print(f"boardzoo: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("boardzoo: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `boardzoo legal loa | head -1`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The boardzoo command line: outputs other tools rely on, and the error paths."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from boardzoo.cli import main
+
+from conftest import load_vector
+
+START = load_vector("loa", "start.json")
+RULES = load_vector("loa", "rules.json")["cases"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_legal_start(capsys):
+    code, out, _ = run(capsys, "legal", "loa")
+    assert code == 0
+    assert sorted(out.split()) == START["legal"]
+
+
+@pytest.mark.parametrize("case", RULES, ids=[c["id"] for c in RULES])
+def test_legal_vectors(capsys, case):
+    code, out, _ = run(capsys, "legal", "loa", "--position", case["position"])
+    assert code == 0
+    assert sorted(out.split()) == case["legal"]
+
+
+def test_legal_finished_position_prints_nothing(capsys):
+    code, out, _ = run(capsys, "legal", "loa", "--position", "8/8/8/3bb3/3bb3/8/8/6ww w 30")
+    assert (code, out) == (0, "")
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_perft_last_line_is_count(capsys, depth):
+    code, out, _ = run(capsys, "perft", "loa", str(depth))
+    assert code == 0
+    assert out.strip().splitlines()[-1] == str(START["perft"][str(depth)])
+
+
+def test_perft_divide(capsys):
+    code, out, _ = run(capsys, "perft", "loa", "2", "--divide")
+    lines = out.strip().splitlines()
+    divide = dict(line.split(": ") for line in lines if ": " in line and "=" not in line)
+    assert {k: int(v) for k, v in divide.items()} == START["divide_2"]
+    assert lines[-1] == "1244"
+
+
+def test_play_random_games(capsys):
+    code, out, _ = run(capsys, "play", "loa", "--agents", "random", "random", "--games", "2",
+                       "--seed", "3")
+    assert code == 0
+    assert out.count("game ") == 2
+    code2, out2, _ = run(capsys, "play", "loa", "--agents", "random", "random", "--games", "2",
+                         "--seed", "3")
+    assert out2 == out  # same seed, same games
+
+
+def test_play_show_prints_boards(capsys):
+    code, out, _ = run(capsys, "play", "loa", "--show", "--max-moves", "2", "--seed", "1")
+    assert code == 0 and "a b c d e f g h" in out and "moves:" in out
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["legal", "chess"], "unknown game"),
+        (["legal", "loa", "--position", "8/8/8 b 0"], "8 ranks"),
+        (["legal", "loa", "--position", "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 q 0"], "side"),
+        (["perft", "loa", "-1"], "depth"),
+        (["perft", "loa", "two"], "invalid int"),
+        (["play", "loa", "--agents", "random", "nonsense"], "unknown agent"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_errors_are_one_line_exit_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and needle in err
+    assert "Traceback" not in err
+
+
+def test_console_script_error_has_no_traceback():
+    proc = subprocess.run(
+        [sys.executable, "-m", "boardzoo", "legal", "loa", "--position", "garbage"],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("boardzoo: error:") and "Traceback" not in proc.stderr
+
+
+def test_help_on_every_subcommand(capsys):
+    for sub in ("legal", "perft", "play"):
+        with pytest.raises(SystemExit) as exc:
+            main([sub, "--help"])
+        assert exc.value.code == 0
+        assert "usage:" in capsys.readouterr().out
