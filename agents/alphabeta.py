@@ -24,6 +24,24 @@ EXACT, LOWER, UPPER = 0, 1, 2
 MAX_DEPTH = 64
 
 
+def _to_tt(value: float, ply: int) -> float:
+    """Store win scores relative to this node, not the root (a TT hit may be at another ply)."""
+    if value > WIN - 1000:
+        return value + ply
+    if value < -(WIN - 1000):
+        return value - ply
+    return value
+
+
+def _from_tt(value: float, ply: int) -> float:
+    """Undo :func:`_to_tt` for a node ``ply`` plies from the root."""
+    if value > WIN - 1000:
+        return value - ply
+    if value < -(WIN - 1000):
+        return value + ply
+    return value
+
+
 class _Timeout(Exception):
     """Raised inside the search when the time budget is spent."""
 
@@ -117,6 +135,7 @@ class AlphaBetaAgent(Agent):
         tt_move = None
         if entry is not None:
             e_depth, e_value, e_flag, tt_move = entry
+            e_value = _from_tt(e_value, ply)
             if e_depth >= depth:
                 if e_flag == EXACT:
                     return e_value
@@ -136,7 +155,7 @@ class AlphaBetaAgent(Agent):
                     self._reward(move, depth, ply)
                     break
         flag = UPPER if best_value <= alpha0 else LOWER if best_value >= beta else EXACT
-        self.tt[key] = (depth, best_value, flag, best_move)
+        self.tt[key] = (depth, _to_tt(best_value, ply), flag, best_move)
         return best_value
 
     def _ordered(self, state: GameState, tt_move: Move | None, ply: int) -> list[Move]:

@@ -32,6 +32,7 @@ class Agent(ABC):
 
     def reset(self) -> None:
         """Forget anything kept from a previous game (e.g. a search tree)."""
+        return None  # stateless agents keep nothing
 
     def stats(self) -> dict[str, float]:
         """Return search counters since construction (e.g. simulations, nodes, seconds)."""

@@ -37,10 +37,10 @@ from .rules import MOVE_CAP, PASS, State
 NUM_PLANES = 5
 
 
-def bitboard_plane(bb: int) -> np.ndarray:
-    """Return an (8, 8) float32 array with 1 on the squares of bitboard ``bb``."""
-    raw = np.frombuffer(bb.to_bytes(8, "little"), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little").reshape(8, 8).astype(np.float32)
+def bitboard_planes(*boards: int) -> np.ndarray:
+    """Return a (len(boards), 8, 8) uint8 array with 1 on the squares of each bitboard."""
+    raw = np.frombuffer(b"".join(bb.to_bytes(8, "little") for bb in boards), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little").reshape(len(boards), 8, 8)
 
 
 class LoaActions(MoveActions):
@@ -68,8 +68,7 @@ class LoaActions(MoveActions):
 
     def observation(self, state: State, player: int) -> np.ndarray:
         obs = np.empty(self.observation_shape, dtype=np.float32)
-        obs[:, :, 0] = bitboard_plane(state.bb[player])
-        obs[:, :, 1] = bitboard_plane(state.bb[1 - player])
+        obs[:, :, :2] = bitboard_planes(state.bb[player], state.bb[1 - player]).transpose(1, 2, 0)
         obs[:, :, 2] = 1.0 if player == 0 else 0.0
         obs[:, :, 3] = min(state.ply, MOVE_CAP) / MOVE_CAP
         obs[:, :, 4] = 1.0

@@ -1,0 +1,238 @@
+"""Round-robin tournaments: a deterministic schedule, parallel games, a resumable games.jsonl.
+
+Every pair of agents plays ``games_per_pair`` games, the first-listed agent of
+the pair moving first in even-numbered games and second in odd ones. Each game
+has a stable id (``"A|B|g"``) and a seed derived from the tournament seed and
+that id alone, so the set of results does not depend on the number of workers
+or on interruptions. Finished games are appended to ``games.jsonl`` (one JSON
+object per line, flushed and fsynced) by the parent process only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from boardzoo.envs.core.game import BoardzooError, GameState
+from boardzoo.envs.core.registry import state_class
+
+from .base import check_spec, make_agent
+
+GAMES_FILE = "games.jsonl"
+CONFIG_FILE = "tournament.json"
+DEFAULT_MAX_PLIES = 1000  # safety net only: every boardzoo game has its own draw rules
+
+
+class ArenaError(BoardzooError):
+    """A tournament that cannot run as asked (bad agents list, clashing output folder)."""
+
+
+GameRef = str | type[GameState]
+
+
+def game_class(game: GameRef) -> type[GameState]:
+    """Return the state class of a game name (via the registry) or the class itself."""
+    return state_class(game) if isinstance(game, str) else game
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One scheduled game: its id, the agents in move order and its seed."""
+
+    id: str
+    first: str
+    second: str
+    seed: int
+
+
+def game_seed(seed: int, game_id: str) -> int:
+    """Return the seed of one game from the tournament seed and the game id (stable hash)."""
+    digest = hashlib.sha256(f"{seed}|{game_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def schedule(agents: Sequence[str], games_per_pair: int, seed: int = 0) -> list[Pairing]:
+    """Return every game of the round robin, round by round so partial runs stay balanced."""
+    out = []
+    pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
+    for g in range(games_per_pair):
+        for a, b in pairs:
+            gid = f"{a}|{b}|{g}"
+            first, second = (a, b) if g % 2 == 0 else (b, a)
+            out.append(Pairing(gid, first, second, game_seed(seed, gid)))
+    return out
+
+
+def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES) -> dict:
+    """Play one game and return its record (the games.jsonl line as a dict)."""
+    cls = game_class(game)
+    players = [make_agent(pairing.first, cls.name, pairing.seed),
+               make_agent(pairing.second, cls.name, pairing.seed + 1)]
+    state = cls.start()
+    moves: list[str] = []
+    think = [0.0, 0.0]
+    start = time.perf_counter()
+    while not state.is_terminal() and len(moves) < max_plies:
+        side = state.to_move
+        t0 = time.perf_counter()
+        move = players[side].select_move(state)
+        think[side] += time.perf_counter() - t0
+        moves.append(state.move_to_str(move))
+        state = state.apply(move)
+    w = state.winner() if state.is_terminal() else None
+    scores = [0.5, 0.5] if w is None else [1.0, 0.0] if w == 0 else [0.0, 1.0]
+    return {
+        "id": pairing.id,
+        "game": cls.name,
+        "players": [pairing.first, pairing.second],
+        "scores": scores,
+        "result": {None: "1/2-1/2", 0: "1-0", 1: "0-1"}[w],
+        "termination": "rules" if state.is_terminal() else "max_plies",
+        "moves": moves,
+        "seed": pairing.seed,
+        "plies": len(moves),
+        "seconds": round(time.perf_counter() - start, 4),
+        "think_seconds": [round(t, 4) for t in think],
+        "agent_stats": [p.stats() for p in players],
+    }
+
+
+def _play_task(task: tuple[GameRef, Pairing, int]) -> dict:
+    return play_game(*task)
+
+
+# -- games.jsonl ----------------------------------------------------------------------------
+def read_games(path: Path, repair: bool = False) -> list[dict]:
+    """Read games.jsonl; a torn last line (killed writer) is dropped, and cut off if ``repair``."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records, offset = [], 0
+    for line in data.splitlines(keepends=True):
+        try:
+            if not line.endswith(b"\n"):
+                raise ValueError("unterminated line")
+            records.append(json.loads(line))
+        except ValueError:
+            if offset + len(line) < len(data):
+                raise ArenaError(f"{path}: line {len(records) + 1} is not valid JSON") from None
+            if repair:
+                with open(path, "r+b") as f:
+                    f.truncate(offset)
+            break
+        offset += len(line)
+    return records
+
+
+def append_game(path: Path, record: dict) -> None:
+    """Append one record as one line and force it to disk (why: a crash must not lose it)."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+@dataclass
+class TournamentConfig:
+    """What defines a tournament's games; stored as tournament.json next to games.jsonl."""
+
+    game: str
+    agents: list[str]
+    games_per_pair: int
+    seed: int
+    max_plies: int
+
+
+def _prepare(out: Path, config: TournamentConfig, resume: bool) -> list[dict]:
+    """Check the output folder against ``config``; return the games already played."""
+    out.mkdir(parents=True, exist_ok=True)
+    games_path, config_path = out / GAMES_FILE, out / CONFIG_FILE
+    done = read_games(games_path, repair=resume)
+    if done and not resume:
+        raise ArenaError(f"{games_path} already holds {len(done)} game(s); "
+                         "pass --resume to continue it or choose another --out")
+    if resume and config_path.exists():
+        old = json.loads(config_path.read_text())
+        for field in ("game", "seed", "max_plies"):
+            if old.get(field) != getattr(config, field):
+                raise ArenaError(f"--resume with {field}={getattr(config, field)!r}, but {out} "
+                                 f"was started with {field}={old.get(field)!r}")
+    config_path.write_text(json.dumps(asdict(config), indent=2) + "\n")
+    return done
+
+
+def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[GameState]:
+    """Raise a BoardzooError for an unknown game, a bad agent spec or a bad count."""
+    cls = game_class(game)
+    if len(agents) < 2:
+        raise ArenaError("a tournament needs at least two agents")
+    dupes = sorted({a for a in agents if list(agents).count(a) > 1})
+    if dupes:
+        raise ArenaError(f"agent(s) listed twice: {', '.join(dupes)}")
+    if any(a.split(":")[0].lower() == "human" for a in agents):
+        raise ArenaError("human players cannot take part in a tournament; use 'boardzoo play'")
+    if games_per_pair < 1:
+        raise ArenaError(f"--games-per-pair must be at least 1, got {games_per_pair}")
+    for spec in agents:
+        check_spec(spec, cls.name)
+    return cls
+
+
+def run_games(game: GameRef, tasks: list[Pairing], workers: int,
+              max_plies: int) -> Iterator[dict]:
+    """Yield finished game records (in finishing order) from ``workers`` processes."""
+    if workers <= 1:
+        for p in tasks:
+            yield play_game(game, p, max_plies)
+        return
+    # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        yield from pool.imap_unordered(_play_task, [(game, p, max_plies) for p in tasks])
+
+
+
+def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, out: str | Path,
+                   seed: int = 0, workers: int = 1, resume: bool = False,
+                   max_plies: int = DEFAULT_MAX_PLIES, progress: bool = True,
+                   stop_after: int | None = None) -> list[dict]:
+    """Play the missing games of a round robin into ``out``/games.jsonl; return its games.
+
+    ``stop_after`` stops after that many newly played games (a planned interruption).
+    The returned records are those of this schedule, in schedule order.
+    """
+    agents = [a.strip() for a in agents]
+    cls = validate(game, agents, games_per_pair)
+    out = Path(out)
+    config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies)
+    done = _prepare(out, config, resume)
+    plan = schedule(agents, games_per_pair, seed)
+    finished = {r["id"]: r for r in done}
+    todo = [p for p in plan if p.id not in finished]
+    if stop_after is not None:
+        todo = todo[:stop_after]
+    bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)
+    try:
+        for record in run_games(game, todo, workers, max_plies):
+            append_game(out / GAMES_FILE, record)
+            finished[record["id"]] = record
+            bar.update(1)
+            bar.set_postfix_str(f"{record['players'][0]} {record['result']} "
+                                f"{record['players'][1]}", refresh=False)
+    finally:
+        bar.close()
+    return [finished[p.id] for p in plan if p.id in finished]
+
+
+def _progress(total: int, initial: int, name: str, enabled: bool):
+    """Return a tqdm progress bar on stderr (a no-op one when disabled)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=f"{name} tournament", unit="game",
+                disable=not enabled, dynamic_ncols=True)

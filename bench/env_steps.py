@@ -1,0 +1,82 @@
+"""Random-play AEC steps/s of every boardzoo env next to PettingZoo's chess_v6 and
+connect_four_v3 in the same run, plus perft leaves/s of each boardzoo rules engine.
+
+Usage: python bench/env_steps.py [--seconds 3]
+The last line printed is one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import time
+
+import numpy as np
+
+from boardzoo.envs.core.registry import GAMES, UnknownGameError, load_state
+
+PEERS = {"chess_v6": "pettingzoo.classic.chess_v6",
+         "connect_four_v3": "pettingzoo.classic.connect_four_v3"}
+PERFT_DEPTH = {"loa": 4, "ultima": 3, "whistling": 2}
+
+
+def random_play_steps_per_second(make_env, seconds: float, seed: int = 0) -> float:
+    """Play uniformly random legal actions through the AEC API for ``seconds``; return steps/s."""
+    rng = np.random.default_rng(seed)
+    env = make_env()
+    steps, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        env.reset(seed=int(rng.integers(1 << 31)))
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            env.step(action)
+            steps += 1
+            if agent is not None and time.perf_counter() - started >= seconds:
+                break
+    elapsed = time.perf_counter() - started
+    env.close()
+    return steps / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per env")
+    args = parser.parse_args()
+    figures: dict[str, dict[str, float]] = {"steps_per_second": {}, "perft_leaves_per_second": {}}
+    envs = {}
+    for game in GAMES:
+        try:
+            envs[f"{game}_v0"] = importlib.import_module(f"boardzoo.envs.{game}_v0").env
+        except (ModuleNotFoundError, UnknownGameError):
+            print(f"{game}: not available, skipped")
+    for name, module in PEERS.items():
+        envs[name] = importlib.import_module(module).env
+    for name, make_env in envs.items():
+        rate = random_play_steps_per_second(make_env, args.seconds)
+        figures["steps_per_second"][name] = round(rate, 1)
+        print(f"{name:>16}: {rate:10,.0f} random-play AEC steps/s")
+    chess = figures["steps_per_second"]["chess_v6"]
+    figures["ratio_to_chess_v6"] = {
+        name: round(rate / chess, 2) for name, rate in figures["steps_per_second"].items()
+    }
+    for game in GAMES:
+        if f"{game}_v0" not in envs:
+            continue
+        state, depth = load_state(game), PERFT_DEPTH[game]
+        started = time.perf_counter()
+        leaves = state.perft(depth)
+        seconds = time.perf_counter() - started
+        figures["perft_leaves_per_second"][game] = round(leaves / seconds, 1)
+        figures.setdefault("perft", {})[game] = {"depth": depth, "leaves": leaves,
+                                                 "seconds": round(seconds, 3)}
+        print(f"{game:>16}: perft({depth}) = {leaves} in {seconds:.2f} s")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
