@@ -61,6 +61,9 @@ CANDIDATES: tuple[tuple[tuple[tuple[tuple[int, int, int], ...], ...], ...], ...]
     for s in range(64)
 )
 
+# PIECE_LINES[sq]: (line mask, CANDIDATES by line count) for the 4 lines through sq.
+PIECE_LINES = tuple(tuple((LINE[s][o], CANDIDATES[s][o]) for o in range(4)) for s in range(64))
+
 _NOT_A = FULL & ~_bits(range(0, 64, 8))
 _NOT_H = FULL & ~_bits(range(7, 64, 8))
 
@@ -164,18 +167,17 @@ class State(GameState):
     def _generate(self) -> list[int]:
         own, enemy = self.bb[self.side], self.bb[1 - self.side]
         occ = own | enemy
-        moves = []
+        moves: list[int] = []
+        append = moves.append
         pieces = own
         while pieces:
             low = pieces & -pieces
-            s = low.bit_length() - 1
             pieces ^= low
-            lines, candidates = LINE[s], CANDIDATES[s]
-            for o in range(4):
-                for target_bit, between, move in candidates[o][(lines[o] & occ).bit_count()]:
+            for line, candidates in PIECE_LINES[low.bit_length() - 1]:
+                for target_bit, between, move in candidates[(line & occ).bit_count()]:
                     # legal: no own piece on the destination, no enemy piece jumped
                     if not (own & target_bit) | (enemy & between):
-                        moves.append(move)
+                        append(move)
         return moves
 
     def apply(self, move: int, track_history: bool = True) -> State:
