@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pettingzoo
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pettingzoo.test import api_test, render_test, seed_test
 
 import boardzoo  # noqa: F401 - registers the envs
@@ -150,3 +152,19 @@ def test_action_game_is_usable_without_env():
     nxt, turn = actions.apply_action(state, 8 * 1 + 0)
     assert turn == "b1-b3" and actions.to_move(nxt) == 1
     assert state.to_move == 0  # immutable
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 10_000), max_size=60))
+def test_mask_matches_legal_moves_along_random_games(choices):
+    actions = LoaActions()
+    state = actions.initial_state()
+    for choice in choices:
+        mask = actions.action_mask(state)
+        legal = state.legal_move_strs()
+        assert sorted(actions.action_to_str(state, int(a)) for a in np.flatnonzero(mask)) == legal
+        if not legal:
+            break
+        action = int(np.flatnonzero(mask)[choice % int(mask.sum())])
+        state, turn = actions.apply_action(state, action)
+        assert turn in legal
