@@ -51,7 +51,7 @@ class AlphaBetaAgent(Agent):
 
     def __init__(self, game: str, depth: int | None = None, seconds: float | None = None,
                  seed: int | None = None, evaluator: Evaluator | None = None,
-                 tt_size: int = 1 << 20) -> None:
+                 tt_size: int = 200_000) -> None:
         if depth is None and seconds is None:
             raise UnknownAgentError("alphabeta needs a depth or a time limit")
         self.depth = depth if depth is not None else MAX_DEPTH

@@ -230,9 +230,26 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     return [finished[p.id] for p in plan if p.id in finished]
 
 
-def _progress(total: int, initial: int, name: str, enabled: bool):
-    """Return a tqdm progress bar on stderr (a no-op one when disabled)."""
-    from tqdm import tqdm
+class _NoBar:
+    """Stands in for tqdm when it is disabled or not installed."""
 
+    def update(self, n: int = 1) -> None:
+        return None
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def _progress(total: int, initial: int, name: str, enabled: bool):
+    """Return a tqdm progress bar on stderr (a no-op one when disabled or unavailable)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    if not enabled:
+        return _NoBar()
     return tqdm(total=total, initial=initial, desc=f"{name} tournament", unit="game",
-                disable=not enabled, dynamic_ncols=True)
+                dynamic_ncols=True)

@@ -1,4 +1,4 @@
-"""Lines of Action evaluation: connectedness, concentration and centralisation."""
+"""Lines of Action evaluation: connectedness (groups) and concentration (spread)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ _RING = [0] + [1] * 8 + [2] * 16
 MIN_SPREAD = [sum(_RING[:n]) for n in range(len(_RING) + 1)]
 
 # Weights, in "one extra group" units (why: a player wins by getting down to one group).
+# Tuned by self-play at depths 1 and 2: spread 4 beat spread 1 (plus 0.25 x centre-of-mass
+# off-centre distance) 72% and 77%; the centre term itself measured no gain and was dropped.
 W_GROUPS = 1.0
-W_SPREAD = 1.0
-W_CENTRE = 0.25
+W_SPREAD = 4.0
 
 
 def _grow(x: int) -> int:
@@ -53,9 +54,7 @@ def side_score(pieces: int) -> float:
     r0, f0 = round(cr), round(cf)
     spread = sum(max(abs((s >> 3) - r0), abs((s & 7) - f0)) for s in squares)
     excess = max(0, spread - MIN_SPREAD[min(n, len(MIN_SPREAD) - 1)]) / n
-    # Central masses connect more easily: edge pieces have fewer neighbours.
-    off_centre = max(abs(cr - 3.5), abs(cf - 3.5))
-    return -W_GROUPS * (groups(pieces) - 1) - W_SPREAD * excess - W_CENTRE * off_centre
+    return -W_GROUPS * (groups(pieces) - 1) - W_SPREAD * excess
 
 
 def loa_eval(state: GameState) -> float:

@@ -22,12 +22,30 @@ class HumanAgent(Agent):
     def __init__(self, input: TextIO | None = None, output: TextIO | None = None) -> None:
         self.input = input if input is not None else sys.stdin
         self.output = output if output is not None else sys.stdout
+        self._after: GameState | None = None  # the position our last move produced
+
+    def reset(self) -> None:
+        self._after = None
+
+    def _opponent_move(self, state: GameState) -> str | None:
+        """Return the notation of the move that led from our last position to ``state``."""
+        before = self._after
+        if before is None or before.is_terminal() or state.ply != before.ply + 1:
+            return None
+        key = state.key()
+        for move in before.legal_moves():
+            if before.apply(move).key() == key:
+                return before.move_to_str(move)
+        return None
 
     def _say(self, text: str) -> None:
         print(text, file=self.output, flush=True)
 
     def select_move(self, state: GameState) -> Move:
         name = state.player_names[state.to_move]
+        last = self._opponent_move(state)
+        if last is not None:
+            self._say(f"{state.player_names[1 - state.to_move]} played {last}")
         self._say(state.render_text())
         self._say(f"{name} to move (ply {state.ply}); {HELP}")
         while True:
@@ -48,9 +66,20 @@ class HumanAgent(Agent):
                 self._say(state.render_text())
                 continue
             try:
-                return state.parse_move(text)
+                move = state.parse_move(text)
             except MoveError as exc:
-                self._say(f"rejected {text!r}: {exc}. Try again ('?' lists legal moves).")
+                self._say(f"rejected {text!r}: {exc}.{_hint(state, text)} "
+                          "Try again ('?' lists legal moves).")
+                continue
+            self._after = state.apply(move)
+            return move
+
+
+def _hint(state: GameState, text: str) -> str:
+    """Return the legal moves that start like ``text`` (e.g. from the same square), if few."""
+    prefix = text.strip()[:2]
+    near = [m for m in state.legal_move_strs() if m.startswith(prefix)]
+    return f" Legal moves starting {prefix!r}: {', '.join(near)}." if 0 < len(near) <= 12 else ""
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> HumanAgent:

@@ -16,7 +16,7 @@ import time
 from boardzoo.envs.core.game import GameState, Move
 
 from .base import Agent, UnknownAgentError
-from .evaluation import Evaluator, get_evaluator, get_scale
+from .evaluation import Evaluator, get_evaluator, get_playout_cap, get_scale
 
 
 class Node:
@@ -39,11 +39,11 @@ class MCTSAgent(Agent):
     """UCT with ``simulations`` new simulations per move (the reused subtree counts extra)."""
 
     def __init__(self, game: str, simulations: int, seed: int | None = None, c: float = 1.0,
-                 playout_cap: int = 40, evaluator: Evaluator | None = None,
+                 playout_cap: int | None = None, evaluator: Evaluator | None = None,
                  scale: float | None = None, reuse: bool = True) -> None:
         self.simulations = simulations
         self.c = c
-        self.playout_cap = playout_cap
+        self.playout_cap = get_playout_cap(game) if playout_cap is None else playout_cap
         self.evaluate = evaluator or get_evaluator(game)
         self.scale = scale or get_scale(game)
         self.reuse = reuse
@@ -156,7 +156,7 @@ def _number(kind: str, name: str, text: str, cast: type, low: float) -> float:
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> MCTSAgent:
-    """Build ``mcts:N`` (optionally ``mcts:N,c=1.0,cap=40``); N defaults to 200."""
+    """Build ``mcts:N`` (optionally ``mcts:N,c=1.0,cap=8``); N defaults to 200."""
     positional, opts = parse_options("mcts", arg, "simulations")
     sims = int(_number("mcts", "N (simulations)", positional or "200", int, 1))
     unknown = set(opts) - {"c", "cap"}
@@ -164,4 +164,5 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> MCTSAgent:
         raise UnknownAgentError(f"agent mcts: unknown option(s) {sorted(unknown)}; use c=, cap=")
     return MCTSAgent(game, sims, seed,
                      c=_number("mcts", "c", opts.get("c", "1.0"), float, 0.0),
-                     playout_cap=int(_number("mcts", "cap", opts.get("cap", "40"), int, 0)))
+                     playout_cap=int(_number("mcts", "cap", opts["cap"], int, 0))
+                     if "cap" in opts else None)

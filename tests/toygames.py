@@ -26,7 +26,8 @@ class TicTacToe(GameState):
 
     @classmethod
     def from_text(cls, text: str) -> TicTacToe:
-        if len(text) != 9 or set(text) - set("xo.") or text.count("x") - text.count("o") not in (0, 1):
+        balance = text.count("x") - text.count("o")
+        if len(text) != 9 or set(text) - set("xo.") or balance not in (0, 1):
             raise PositionError(f"bad tic-tac-toe position {text!r}")
         return cls(text)
 

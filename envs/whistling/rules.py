@@ -40,10 +40,10 @@ from .hexgrid import (
     distance2,
     parse_cell,
 )
+from .notation import CRUSH, PLAIN, WHISTLE, parse_turn, turn_to_str
 
 X, O = 0, 1
 SIDES = "xo"
-PLAIN, WHISTLE, CRUSH = 0, 1, 2
 DRAW_QUIET = 40  # spec section 9: 20 non-capturing turns by each player
 START_TEXT = (
     "s1,u1,r2,t2,v2,s3,u3,H14,J14,g15,i15,G15,I15,K15,f16,h16,j16,H16,J16,g17,i17/"
@@ -82,31 +82,51 @@ def _extremes(enemy_cells: list[int]) -> list[int]:
     return [max(map(p.__getitem__, enemy_cells)) for p in PROJ]
 
 
-def _reach(cell: int, d: int, occ: int, mx: list[int]) -> tuple[int, int]:
-    """Return (longest legal slide from ``cell`` along ``d``, nearest blocker or -1)."""
-    ray = RAYS[cell][d]
-    b = occ & RAY_MASKS[cell][d]
-    if b:
-        first = (b & -b).bit_length() - 1 if d < 3 else b.bit_length() - 1
-        free = (abs(CELLS[first][0] - CELLS[cell][0]) >> 1 if d == 0 or d == 3
-                else abs(CELLS[first][1] - CELLS[cell][1]))
-    else:
-        first, free = -1, len(ray)
-    closer = (mx[d] - PROJ[d][cell] - 1) >> 1  # the largest k with 2k < <u, E - S>
-    return (free if free < closer else closer), first
+#: LINE_POS[d][i]: position of cell i along lines of direction d (steps = difference).
+LINE_POS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(c >> 1 if d in (0, 3) else r for c, r in CELLS) for d in range(6)
+)
+#: GEOM[s]: per direction with a non-empty ray from cell s, everything the move
+#: generator needs, unpacked in one go (why: attribute and index lookups dominate).
+GEOM: tuple[tuple[tuple, ...], ...] = tuple(
+    tuple(
+        (d, len(RAYS[s][d]), RAY_MASKS[s][d], LINE_POS[d], LINE_POS[d][s], PROJ[d][s],
+         SWEEPS[s][d], ZONES[s][d], RAYS[s][d])
+        for d in range(6) if RAYS[s][d]
+    )
+    for s in range(NUM_CELLS)
+)
+_new = tuple.__new__  # builds a Turn without NamedTuple's Python-level __new__
 
 
 def _capture_hops(cell: int, last: int, occ: int, enemy: int,
-                  mx: list[int]) -> list[tuple[int, int, int]]:
-    """Return (direction, destination, captured mask) of every capturing hop from ``cell``."""
+                  extremes: dict[int, list[int]]) -> list[tuple[int, int, int]]:
+    """Return (direction, destination, captured mask) of every capturing hop from ``cell``.
+
+    ``extremes`` caches the closer-rule maxima per enemy set; they are only computed when
+    some free ray passes an enemy stone at all (why: most chain nodes are dead ends).
+    """
     out = []
     banned = _BANNED[last]
-    for d in range(6):
+    mx = None
+    for d, n, rmask, lpd, lps, ps, sweeps, zones, ray in GEOM[cell]:
         if d in banned:
             continue
-        k_max, _ = _reach(cell, d, occ, mx)
-        if k_max >= 3 and SWEEPS[cell][d][k_max] & enemy:
-            zones, ray = ZONES[cell][d], RAYS[cell][d]
+        b = occ & rmask
+        if b:
+            free = (lpd[(b & -b).bit_length() - 1] - lps - 1 if d < 3
+                    else lps - lpd[b.bit_length() - 1] - 1)
+        else:
+            free = n
+        if free < 3 or not sweeps[free] & enemy:
+            continue
+        if mx is None:
+            mx = extremes.get(enemy)
+            if mx is None:
+                mx = extremes[enemy] = _extremes(cells_of(enemy))
+        closer = (mx[d] - ps - 1) >> 1  # the largest k with 2k < <u, E - S>
+        k_max = free if free < closer else closer
+        if k_max >= 3 and sweeps[k_max] & enemy:
             for k in range(3, k_max + 1):
                 c = zones[k] & enemy
                 if c:
@@ -114,54 +134,68 @@ def _capture_hops(cell: int, last: int, occ: int, enemy: int,
     return out
 
 
-def generate(own: int, enemy: int) -> tuple[list[Turn], int]:
-    """Return (legal turns, stones each captures) for the mover's ``own`` and ``enemy`` masks."""
-    if not own or not enemy:
-        return [], 0
-    ecells = cells_of(enemy)
-    mx = _extremes(ecells)
+def _scan(own: int, enemy: int) -> tuple[list[tuple[int, int, int]], list[int], list[Turn],
+                                         list[int]]:
+    """Return (plain slides as (cell, ray, longest k), stones with a capturing hop, crushes,
+    closer-rule maxima) for the side with stones ``own`` against ``enemy``."""
+    mx = _extremes(cells_of(enemy))
     occ = own | enemy
     plain: list[tuple[int, int, int]] = []
     crushes: list[Turn] = []
     capturers: list[int] = []
     for s in cells_of(own):
-        rays, rmasks, sweeps = RAYS[s], RAY_MASKS[s], SWEEPS[s]
         captures = False
-        for d in range(6):
-            ray = rays[d]
-            if not ray:
-                continue
-            b = occ & rmasks[d]
+        for d, n, rmask, lpd, lps, ps, sweeps, zones, ray in GEOM[s]:
+            b = occ & rmask
             if b:
-                first = (b & -b).bit_length() - 1 if d < 3 else b.bit_length() - 1
-                free = (abs(CELLS[first][0] - CELLS[s][0]) >> 1 if d == 0 or d == 3
-                        else abs(CELLS[first][1] - CELLS[s][1]))
-                if free == 0:
+                if d < 3:
+                    first = (b & -b).bit_length() - 1
+                    free = lpd[first] - lps - 1
+                else:
+                    first = b.bit_length() - 1
+                    free = lps - lpd[first] - 1
+                if not free:
                     if enemy & BIT[first]:
-                        crushes.append(Turn((s, first), (BIT[first],), CRUSH))
+                        crushes.append(_new(Turn, ((s, first), (BIT[first],), CRUSH)))
                     continue
             else:
-                free = len(ray)
-            closer = (mx[d] - PROJ[d][s] - 1) >> 1
+                free = n
+            closer = (mx[d] - ps - 1) >> 1
             k_max = free if free < closer else closer
             if k_max <= 0:
                 continue
-            plain.append((s, d, k_max))
-            if k_max >= 3 and sweeps[d][k_max] & enemy:
-                zones = ZONES[s][d]
-                captures = captures or any(zones[k] & enemy for k in range(3, k_max + 1))
+            plain.append((s, ray, k_max))
+            if not captures and k_max >= 3 and sweeps[k_max] & enemy:
+                captures = any(zones[k] & enemy for k in range(3, k_max + 1))
         if captures:
             capturers.append(s)
-    if not capturers:
-        if crushes:
-            return crushes, 1
-        return [Turn((s, r), _NO_CAPTURE, PLAIN)
-                for s, d, k_max in plain for r in RAYS[s][d][:k_max]], 0
-    return _max_captures(own, enemy, capturers, crushes, ecells, mx)
+    return plain, capturers, crushes, mx
+
+
+def generate(own: int, enemy: int) -> tuple[list[Turn], int]:
+    """Return (legal turns, stones each captures) for the mover's ``own`` and ``enemy`` masks."""
+    if not own or not enemy:
+        return [], 0
+    plain, capturers, crushes, mx = _scan(own, enemy)
+    if capturers:
+        return _max_captures(own, enemy, capturers, crushes, mx)
+    if crushes:
+        return crushes, 1
+    return [_new(Turn, ((s, r), _NO_CAPTURE, PLAIN)) for s, ray, k in plain for r in ray[:k]], 0
+
+
+def count_turns(own: int, enemy: int) -> int:
+    """Return the number of legal turns without building them (fast in quiet positions)."""
+    if not own or not enemy:
+        return 0
+    plain, capturers, crushes, mx = _scan(own, enemy)
+    if capturers:
+        return len(_max_captures(own, enemy, capturers, crushes, mx)[0])
+    return len(crushes) if crushes else sum(k for _, _, k in plain)
 
 
 def _max_captures(own: int, enemy: int, capturers: list[int], crushes: list[Turn],
-                  ecells: list[int], mx0: list[int]) -> tuple[list[Turn], int]:
+                  mx0: list[int]) -> tuple[list[Turn], int]:
     """Return the whistling captures (and crushes) that take the most stones (spec section 8)."""
     extremes: dict[int, list[int]] = {enemy: mx0}
     best_of: dict[int, int] = {}
@@ -178,12 +212,7 @@ def _max_captures(own: int, enemy: int, capturers: list[int], crushes: list[Turn
             got = memo.get(key)
             if got is not None:
                 return got[0]
-            hops: list[tuple[int, int, int]] = []
-            if left:
-                mx = extremes.get(left)
-                if mx is None:
-                    mx = extremes[left] = _extremes(cells_of(left))
-                hops = _capture_hops(cell, last, rest | left, left, mx)
+            hops = _capture_hops(cell, last, rest | left, left, extremes) if left else []
             b = 0
             for d, dest, c in hops:
                 v = c.bit_count() + best(dest, d, left & ~c)
@@ -203,7 +232,7 @@ def _max_captures(own: int, enemy: int, capturers: list[int], crushes: list[Turn
         def walk(cell: int, last: int, left: int, need: int, path: tuple[int, ...],
                  caps: tuple[int, ...], memo: dict = memo) -> None:
             if need == 0:  # best(...) == 0 here: no capturing hop is left
-                turns.append(Turn(path, caps, WHISTLE))
+                turns.append(_new(Turn, (path, caps, WHISTLE)))
                 return
             for d, dest, c in memo[cell, last, left][1]:
                 k = c.bit_count()
@@ -301,6 +330,13 @@ class State(GameState):
                 self._turns, self._most = generate(own, enemy)
         return self._turns
 
+    def legal_count(self) -> int:
+        """Return ``len(legal_moves())``, without building the turns when none captures."""
+        if self._turns is not None:
+            return len(self._turns)
+        own, enemy = self.stones[self.side], self.stones[1 - self.side]
+        return 0 if not own or self.quiet >= DRAW_QUIET else count_turns(own, enemy)
+
     def max_capture(self) -> int:
         """Return N of spec section 8: the stones every legal turn captures (0: plain moves)."""
         self.legal_moves()
@@ -336,10 +372,9 @@ class State(GameState):
         """Count the turn sequences of ``depth`` plies (terminal positions have none)."""
         if depth <= 0:
             return 1
-        moves = self.legal_moves()
         if depth == 1:
-            return len(moves)
-        return sum(self.play(m).perft(depth - 1) for m in moves)
+            return self.legal_count()
+        return sum(self.play(m).perft(depth - 1) for m in self.legal_moves())
 
     # -- outcome ----------------------------------------------------------------------
     def winner(self) -> int | None:
@@ -356,13 +391,9 @@ class State(GameState):
 
     # -- notation ---------------------------------------------------------------------
     def move_to_str(self, move: Turn) -> str:
-        from .notation import turn_to_str
-
         return turn_to_str(move)
 
     def parse_move(self, text: str) -> Turn:
-        from .notation import parse_turn
-
         return parse_turn(self, text)
 
     def trace(self, path: Sequence[int]) -> tuple[int, ...]:

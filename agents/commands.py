@@ -1,0 +1,111 @@
+"""The ``tournament`` and ``rate`` subcommands, added to the CLI by :func:`register`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from boardzoo.envs.core.game import BoardzooError
+
+from .arena import DEFAULT_MAX_PLIES, GAMES_FILE, ArenaError, read_games, run_tournament
+
+
+def _agents_list(text: str) -> list[str]:
+    """Split ``random,greedy,mcts:200,alphabeta:t=0.5s`` into specs."""
+    return [a.strip() for a in text.split(",") if a.strip()]
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    """Run (or resume) a round robin, then print and write its report."""
+    from . import report
+
+    agents = _agents_list(args.agents)
+    out = Path(args.out or f"results/{args.game}_arena")
+    if args.workers < 1:
+        raise ArenaError(f"--workers must be at least 1, got {args.workers}")
+    try:
+        records = run_tournament(args.game, agents, args.games_per_pair, out, seed=args.seed,
+                                 workers=args.workers, resume=args.resume,
+                                 max_plies=args.max_plies, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        done = len(read_games(out / GAMES_FILE))
+        print(f"boardzoo: interrupted; {done} finished game(s) are in {out / GAMES_FILE}: "
+              "run the same command with --resume to continue", file=sys.stderr)
+        return 130
+    rep = report.build(records, agents, anchor=args.anchor, prior=args.prior)
+    paths = report.write(rep, out, png=not args.no_png)
+    print(report.markdown(rep))
+    print(f"games: {out / GAMES_FILE}; report: " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def cmd_rate(args: argparse.Namespace) -> int:
+    """Rate the games of a games.jsonl (or a tournament folder) and print the report."""
+    from . import report
+
+    src = Path(args.games)
+    path = src / GAMES_FILE if src.is_dir() else src
+    if not path.exists():
+        raise ArenaError(f"no games file at {path}")
+    records = read_games(path)
+    if not records:
+        raise ArenaError(f"{path} holds no games")
+    rep = report.build(records, anchor=args.anchor, prior=args.prior)
+    print(report.markdown(rep))
+    if args.out:
+        paths = report.write(rep, Path(args.out), png=not args.no_png)
+        print("report: " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _add_rating_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--anchor", default="random", help="agent rated 0 (default: random)")
+    p.add_argument("--prior", type=float, default=1.0,
+                   help="virtual drawn games per pair that met (keeps perfect scores finite)")
+    p.add_argument("--no-png", action="store_true", help="skip the matrix.png heatmap")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``tournament`` and ``rate`` subcommands to the boardzoo CLI."""
+    p = subparsers.add_parser("tournament", help="round-robin tournament between agents",
+                              description="Every pair of agents plays --games-per-pair games "
+                              "with colours alternating; results go to OUT/games.jsonl.")
+    p.add_argument("--game", required=True, help="game name: loa, ultima, whistling")
+    p.add_argument("--agents", required=True,
+                   help="comma-separated agent specs, e.g. random,greedy,mcts:200,alphabeta:2")
+    p.add_argument("--games-per-pair", type=int, default=20, help="games per pair (default 20)")
+    p.add_argument("--workers", type=int, default=1, help="parallel game processes (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    p.add_argument("--out", default=None, help="output folder (default results/GAME_arena)")
+    p.add_argument("--resume", action="store_true", help="continue the games.jsonl in --out")
+    p.add_argument("--max-plies", type=int, default=DEFAULT_MAX_PLIES,
+                   help=f"adjudicate a draw after this many plies (default {DEFAULT_MAX_PLIES})")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_rating_options(p)
+    p.set_defaults(func=cmd_tournament)
+
+    p = subparsers.add_parser("rate", help="rate the games of a games.jsonl",
+                              description="Bradley-Terry ratings and the score matrix of the "
+                              "games in a games.jsonl file or tournament folder.")
+    p.add_argument("games", help="games.jsonl file or tournament folder")
+    p.add_argument("--out", default=None, help="also write report.md/.json/.png here")
+    _add_rating_options(p)
+    p.set_defaults(func=cmd_rate)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run these subcommands alone (``python -m boardzoo.agents.commands tournament ...``)."""
+    parser = argparse.ArgumentParser(prog="boardzoo")
+    register(parser.add_subparsers(dest="command", required=True))
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args) or 0
+    except BoardzooError as exc:
+        print(f"boardzoo: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

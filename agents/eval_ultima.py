@@ -1,0 +1,39 @@
+"""Ultima evaluation: material with piece values, frozen pieces discounted, mobility, threats."""
+
+from __future__ import annotations
+
+from boardzoo.envs.core.game import GameState
+from boardzoo.envs.ultima.movegen import pseudo_moves
+
+# Pawn = 1. The immobilizer paralyses whole regions; the queen-movers are worth a few pawns.
+# Index = piece kind: -, K, P, L, C, W, I, O (the king is never captured: checkmate decides).
+VALUES = (0.0, 0.0, 1.0, 3.0, 3.0, 3.5, 5.0, 3.5)
+FROZEN_FACTOR = 0.6  # a frozen piece keeps some value: it may be freed later
+W_MOBILITY = 0.03
+W_THREAT = 0.5  # share of the best capture available to the side to move (it moves first)
+_COLOURS = (0, 8)  # player -> colour bit of the board's piece codes (White 0, Black 8)
+
+
+def _side(board: bytes, colour: int, frozen: int) -> tuple[float, int, float]:
+    """Return (material, pseudo-legal move count, best capture value) of one colour."""
+    material = 0.0
+    for s, code in enumerate(board):
+        if code and (code & 8) == colour:
+            v = VALUES[code & 7]
+            material += v * FROZEN_FACTOR if frozen >> s & 1 else v
+    moves = pseudo_moves(board, colour)
+    best = 0.0
+    for _, _, caps in moves:
+        if caps:
+            best = max(best, sum(VALUES[board[c] & 7] for c in caps))
+    return material, len(moves), best
+
+
+def ultima_eval(state: GameState) -> float:
+    """Return the Ultima evaluation for the side to move."""
+    board = state.board  # type: ignore[attr-defined]
+    frozen = state.frozen()  # type: ignore[attr-defined]
+    me = _COLOURS[state.to_move]
+    m1, n1, threat = _side(board, me, frozen)
+    m2, n2, _ = _side(board, me ^ 8, frozen)
+    return m1 - m2 + W_MOBILITY * (n1 - n2) + W_THREAT * threat

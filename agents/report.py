@@ -1,0 +1,123 @@
+"""Tournament reports: ranking table, pairwise score matrix, as Markdown, JSON and a PNG heatmap."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .ratings import Ratings, Result, fit
+
+
+def results_of(records: Sequence[dict]) -> list[Result]:
+    """Return the rating results of games.jsonl records (first mover listed first)."""
+    return [Result(r["players"][0], r["players"][1], float(r["scores"][0])) for r in records]
+
+
+def build(records: Sequence[dict], agents: Sequence[str] | None = None, anchor: str = "random",
+          prior: float = 1.0) -> dict:
+    """Return the report of a set of games: ratings table and pairwise matrix (JSON-ready)."""
+    ratings = fit(results_of(records), anchor=anchor, prior=prior, players=agents)
+    return from_ratings(ratings, records, prior)
+
+
+def from_ratings(r: Ratings, records: Sequence[dict], prior: float) -> dict:
+    """Return the JSON-ready report of fitted ratings."""
+    games, score, draws = r.games.sum(1), r.score.sum(1), r.draws.sum(1)
+    rows = []
+    for i in np.argsort(-r.rating, kind="stable"):
+        rows.append({
+            "agent": r.players[i],
+            "rating": round(float(r.rating[i]), 1),
+            "ci95": round(float(r.ci[i]), 1),
+            "games": int(games[i]),
+            "score": round(float(score[i] / games[i]), 4) if games[i] else None,
+            "draw_rate": round(float(draws[i] / games[i]), 4) if games[i] else None,
+        })
+    matrix = {a: {b: (round(float(r.score[i, j] / r.games[i, j]), 4) if r.games[i, j] else None)
+                  for j, b in enumerate(r.players)} for i, a in enumerate(r.players)}
+    counts = {a: {b: int(r.games[i, j]) for j, b in enumerate(r.players)}
+              for i, a in enumerate(r.players)}
+    plies = [rec["plies"] for rec in records]
+    return {
+        "game": records[0]["game"] if records else None,
+        "anchor": r.anchor,
+        "prior_draws_per_pair": prior,
+        "games": len(records),
+        "mean_plies": round(float(np.mean(plies)), 1) if plies else None,
+        "ranking": rows,
+        "players": list(r.players),
+        "score_matrix": matrix,
+        "games_matrix": counts,
+    }
+
+
+def markdown(report: dict) -> str:
+    """Return the ranking table and the score matrix as Markdown."""
+    lines = [f"Ratings: Bradley-Terry ML on the Elo scale, {report['anchor']} = 0, "
+             f"95% CI; {report['games']} games (mean {report['mean_plies']} plies).", "",
+             "| # | agent | rating | 95% CI | games | score | draws |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for k, row in enumerate(report["ranking"], 1):
+        lines.append(f"| {k} | {row['agent']} | {row['rating']:.0f} | ±{row['ci95']:.0f} | "
+                     f"{row['games']} | {100 * row['score']:.1f}% | "
+                     f"{100 * row['draw_rate']:.1f}% |")
+    order = [row["agent"] for row in report["ranking"]]
+    lines += ["", "Score of the row agent against the column agent (games in brackets):", "",
+              "| vs | " + " | ".join(order) + " |", "|---|" + "---:|" * len(order)]
+    for a in order:
+        cells = []
+        for b in order:
+            s, n = report["score_matrix"][a][b], report["games_matrix"][a][b]
+            cells.append("—" if a == b else "" if s is None else f"{100 * s:.0f}% ({n})")
+        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def heatmap(report: dict, path: Path) -> None:
+    """Write a PNG heatmap of the pairwise score matrix (rows sorted by rating)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    order = [row["agent"] for row in report["ranking"]]
+    n = len(order)
+    grid = np.full((n, n), np.nan)
+    for i, a in enumerate(order):
+        for j, b in enumerate(order):
+            s = report["score_matrix"][a][b]
+            if s is not None and a != b:
+                grid[i, j] = s
+    fig, ax = plt.subplots(figsize=(1.2 * n + 2.5, 1.0 * n + 1.5))
+    im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1)
+    for i in range(n):
+        for j in range(n):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{100 * grid[i, j]:.0f}%", ha="center", va="center", fontsize=9)
+    ax.set_xticks(range(n), order, rotation=30, ha="right")
+    ax.set_yticks(range(n), order)
+    ax.set_xlabel("opponent")
+    ax.set_title(f"{report['game']}: score of row vs column")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write(report: dict, out: Path, png: bool = True) -> list[Path]:
+    """Write report.md, report.json and (if ``png``) matrix.png into ``out``; return the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "report.md", out / "report.json"]
+    paths[0].write_text(markdown(report))
+    paths[1].write_text(json.dumps(report, indent=2) + "\n")
+    if png:
+        try:
+            heatmap(report, out / "matrix.png")
+            paths.append(out / "matrix.png")
+        except ImportError:  # matplotlib is optional for the rest of the report
+            print("boardzoo: matplotlib is not installed: no matrix.png", file=sys.stderr)
+    return paths

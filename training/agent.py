@@ -1,0 +1,152 @@
+"""The ``checkpoint`` agent: a trained network (with or without search) behind the Agent API.
+
+Importing this module registers ``checkpoint`` in
+:data:`boardzoo.agents.base.AGENT_FACTORIES` (``agents.base`` imports it
+lazily the first time a ``checkpoint:...`` spec is built). Specs:
+
+* ``checkpoint:PATH``: a model file (``runs/NAME/best.pt``, ``model.pt``) or a
+  training checkpoint (``runs/NAME/checkpoint.pt``: its latest network);
+* ``checkpoint:loa`` (``ultima``, ``whistling``): the network shipped with
+  boardzoo for that game (``boardzoo/training/nets/<game>.pt``);
+* options after commas: ``sims=N`` simulations per action (default 100; 0 plays
+  the raw policy's most likely legal action, no search), ``root=puct|gumbel``
+  (default: the root the network was trained with).
+  Example: ``checkpoint:runs/loa/best.pt,sims=0``.
+
+The agent works on whole-turn moves (the GameState protocol): it converts the
+state to the game's action state and acts until the turn is complete (one
+action for LOA and Ultima, one hop at a time for a Whistling chain), then
+returns the rules-level move.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from boardzoo.agents.base import Agent, UnknownAgentError, register_agent
+from boardzoo.envs.core.game import GameState, Move
+from boardzoo.envs.core.registry import GAMES, action_game
+
+from .checkpoint import CheckpointError, load
+from .config import Config, ConfigError, from_dict
+from .mcts import run_search
+from .network import PolicyValueNet, build_net
+from .selfplay import NetEvaluator
+
+NETS_DIR = Path(__file__).resolve().parent / "nets"
+DEFAULT_SIMS = 100
+
+
+def shipped_net(game: str) -> Path:
+    """Return the path of the network shipped for ``game``."""
+    return NETS_DIR / f"{game}.pt"
+
+
+def load_net(path: str | Path, game: str | None = None) -> tuple[PolicyValueNet, Config, dict]:
+    """Load the network of a model file or training checkpoint; check it fits ``game``."""
+    data = load(path)
+    if game is not None and data["game"] != game:
+        raise CheckpointError(f"checkpoint {str(path)!r} is a {data['game']!r} network, "
+                              f"not {game!r}")
+    try:
+        cfg = from_dict(data["config"])
+    except ConfigError as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} has an invalid config: {exc}") from None
+    ag = action_game(cfg.game)
+    net = build_net(cfg, ag)
+    try:
+        net.load_state_dict(data["model"])
+    except (RuntimeError, KeyError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0][:200]
+        raise CheckpointError(f"checkpoint {str(path)!r} does not match its model config or the "
+                              f"{cfg.game} observation/action shapes ({first})") from None
+    net.eval()
+    return net, cfg, data
+
+
+class NetAgent(Agent):
+    """Plays a network: PUCT/Gumbel search with ``simulations`` per action, or the raw policy."""
+
+    def __init__(self, game: str, net: torch.nn.Module, cfg: Config, simulations: int,
+                 seed: int | None = None) -> None:
+        self.game_name = game
+        self.game = action_game(game)
+        self.net = net
+        self.cfg = cfg
+        self.simulations = simulations
+        self.rng = np.random.default_rng(seed)
+        self.evaluate = NetEvaluator(net, self.game)
+        self.counters = {"actions": 0, "evaluations": 0}
+
+    def stats(self) -> dict[str, float]:
+        return {**self.counters, "evaluations": self.evaluate.positions}
+
+    def select_action(self, state: Any) -> int:
+        """Return the action to take in action state ``state``."""
+        game = self.game
+        self.counters["actions"] += 1
+        if self.simulations <= 0:
+            legal = game.legal_actions(state)
+            logits, _ = self.evaluate([state])
+            return int(legal[int(np.argmax(logits[0][legal]))])
+        search = run_search(game, self.evaluate, state, self.cfg.mcts, self.rng,
+                            self.simulations, add_noise=False)
+        return int(search.root.actions[search.choose(0.0)])
+
+    def select_move(self, state: GameState) -> Move:
+        game = self.game
+        s = game.from_game_state(state)
+        while True:
+            s, text = game.apply_action(s, self.select_action(s))
+            if text is not None:
+                return state.parse_move(text)
+
+
+def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
+    if not arg:
+        raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
+                                "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel)")
+    first, *rest = arg.split(",")
+    opts = {}
+    for part in rest:
+        key, eq, value = part.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in ("sims", "root"):
+            raise UnknownAgentError(f"agent checkpoint: unknown option {part.strip()!r}; "
+                                    f"use sims=N or root=puct|gumbel")
+        opts[key] = value.strip()
+    return first.strip(), opts
+
+
+def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
+    """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel]`` for ``game``."""
+    where, opts = _parse(arg)
+    path = Path(where)
+    if where in GAMES and not path.is_file():
+        path = shipped_net(where)
+        if not path.is_file():
+            raise CheckpointError(f"no network is shipped for {where!r} yet; train one with "
+                                  f"`boardzoo train --config configs/{where}.yaml` and use "
+                                  f"checkpoint:runs/{where}/best.pt")
+    try:
+        sims = int(opts.get("sims", DEFAULT_SIMS))
+        if sims < 0:
+            raise ValueError
+    except ValueError:
+        raise UnknownAgentError(f"agent checkpoint: sims must be a whole number >= 0, "
+                                f"got {opts['sims']!r}") from None
+    net, cfg, _ = load_net(path, game)
+    if "root" in opts:
+        if opts["root"] not in ("puct", "gumbel"):
+            raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "
+                                    f"got {opts['root']!r}")
+        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, root=opts["root"]))
+    return NetAgent(game, net, cfg, sims, seed)
+
+
+register_agent("checkpoint", from_spec)

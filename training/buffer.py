@@ -1,0 +1,118 @@
+"""Replay buffer of (observation, search policy, outcome) with symmetry-augmented sampling.
+
+A ring of ``capacity`` positions: observations as float16 (the planes are 0/1
+or small fractions), the policy target as the legal actions plus their
+probabilities (sparse, so 4096-action games stay small), and the outcome
+for the player to act. ``ptr`` is the next slot to write and ``added`` the
+number of positions ever added; both are saved in checkpoints, together with
+the contents, so ``--resume`` continues with the same buffer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from .selfplay import GameRecord
+from .symmetry import Symmetry
+
+
+class ReplayBuffer:
+    def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int) -> None:
+        self.capacity = capacity
+        self.obs_shape = tuple(obs_shape)
+        self.num_actions = num_actions
+        self.obs = np.zeros((capacity, *obs_shape), dtype=np.float16)
+        self.value = np.zeros(capacity, dtype=np.float32)
+        self.actions: list[np.ndarray] = [np.zeros(0, np.int32)] * capacity
+        self.probs: list[np.ndarray] = [np.zeros(0, np.float32)] * capacity
+        self.ptr = 0
+        self.size = 0
+        self.added = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add_game(self, rec: GameRecord) -> None:
+        values = rec.values()
+        for k in range(len(rec.obs)):
+            i = self.ptr
+            self.obs[i] = rec.obs[k]
+            self.value[i] = values[k]
+            self.actions[i] = rec.actions[k]
+            self.probs[i] = rec.probs[k]
+            self.ptr = (i + 1) % self.capacity
+            self.size = min(self.size + 1, self.capacity)
+            self.added += 1
+
+    def sample(self, batch: int, rng: np.random.Generator,
+               syms: list[Symmetry] | None = None) -> dict[str, torch.Tensor]:
+        """Return a batch: obs (B, H, W, C), policy (B, A), mask (B, A) bool, value (B,)."""
+        idx = rng.integers(0, self.size, size=batch)
+        obs = self.obs[idx].astype(np.float32)
+        policy = np.zeros((batch, self.num_actions), dtype=np.float32)
+        mask = np.zeros((batch, self.num_actions), dtype=bool)
+        which = rng.integers(0, len(syms), size=batch) if syms and len(syms) > 1 else None
+        for b, i in enumerate(idx):
+            a = self.actions[i]
+            if which is not None:
+                sym = syms[which[b]]
+                a = sym.action_perm[a]
+                obs[b] = sym.obs(obs[b])
+            policy[b, a] = self.probs[i]
+            mask[b, a] = True
+        return {"obs": torch.from_numpy(obs), "policy": torch.from_numpy(policy),
+                "mask": torch.from_numpy(mask), "value": torch.from_numpy(self.value[idx].copy())}
+
+    # -- checkpoints ---------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Tensors and ints only (loadable with ``torch.load(weights_only=True)``)."""
+        n = self.size
+        lengths = np.array([len(a) for a in self.actions[:n]], dtype=np.int64)
+        cat_a = np.concatenate(self.actions[:n]) if n else np.zeros(0, np.int32)
+        cat_p = np.concatenate(self.probs[:n]) if n else np.zeros(0, np.float32)
+        return {
+            "capacity": self.capacity, "ptr": self.ptr, "size": n, "added": self.added,
+            "obs": torch.from_numpy(self.obs[:n].copy()),
+            "value": torch.from_numpy(self.value[:n].copy()),
+            "lengths": torch.from_numpy(lengths),
+            "actions": torch.from_numpy(cat_a.astype(np.int32)),
+            "probs": torch.from_numpy(cat_p.astype(np.float32)),
+        }
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        n = int(d["size"])
+        if int(d["capacity"]) != self.capacity or n > self.capacity:
+            # a resumed run with a different buffer_size keeps the newest positions that fit
+            order = [(int(d["ptr"]) - n + k) % max(int(d["capacity"]), 1) for k in range(n)]
+        else:
+            order = None
+        obs = d["obs"].numpy()
+        value = d["value"].numpy()
+        lengths = d["lengths"].numpy()
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        acts = d["actions"].numpy()
+        probs = d["probs"].numpy()
+        if obs.shape[1:] != self.obs_shape:
+            raise ValueError(f"buffer observations have shape {obs.shape[1:]}, "
+                             f"expected {self.obs_shape}")
+        if order is None:
+            self.obs[:n] = obs
+            self.value[:n] = value
+            for k in range(n):
+                self.actions[k] = acts[offsets[k]:offsets[k + 1]].copy()
+                self.probs[k] = probs[offsets[k]:offsets[k + 1]].copy()
+            self.ptr, self.size, self.added = int(d["ptr"]), n, int(d["added"])
+            return
+        self.ptr = self.size = 0
+        for k in order[-self.capacity:]:
+            i = self.ptr
+            self.obs[i] = obs[k]
+            self.value[i] = value[k]
+            self.actions[i] = acts[offsets[k]:offsets[k + 1]].copy()
+            self.probs[i] = probs[offsets[k]:offsets[k + 1]].copy()
+            self.ptr = (i + 1) % self.capacity
+            self.size = min(self.size + 1, self.capacity)
+        self.added = int(d["added"])

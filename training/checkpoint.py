@@ -1,0 +1,78 @@
+"""Checkpoint files: atomic saves, safe loads, clear errors.
+
+Two kinds, both plain ``torch.save`` dicts of tensors, numbers, strings, lists
+and dicts, so that :func:`torch.load` runs with ``weights_only=True`` (a
+checkpoint can never run code):
+
+* a **training checkpoint** (``RUN/checkpoint.pt``): format, game, config,
+  model and optimiser state dicts, iteration, replay buffer (contents and
+  pointer), RNG states, best-model weights and elapsed time: everything
+  ``--resume`` needs;
+* a **model file** (``RUN/best.pt``, ``RUN/model.pt``, the shipped nets):
+  format, game, config, observation shape, action count, model state dict and
+  a note of how it was made. This is what ``checkpoint:PATH`` plays.
+
+Saves write ``NAME.tmp`` in the same folder, flush it to disk and
+``os.replace`` it over ``NAME``, so a kill at any moment leaves either the old
+or the new file, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from boardzoo.envs.core.game import BoardzooError
+
+FORMAT = "boardzoo-checkpoint-v1"
+MODEL_FORMAT = "boardzoo-model-v1"
+
+
+class CheckpointError(BoardzooError):
+    """A checkpoint that is missing, corrupt, or does not match what it is used for."""
+
+
+def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
+    """Write ``obj`` with torch.save to a temp file, fsync it, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def load(path: str | Path, kinds: tuple[str, ...] = (FORMAT, MODEL_FORMAT)) -> dict[str, Any]:
+    """Load a checkpoint or model file safely; raise CheckpointError with the reason."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} not found")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # corrupt zip, truncated file, a pickle that wants code, ...
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is corrupt or not a boardzoo checkpoint ({first[:200]})"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") not in kinds:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise CheckpointError(f"{str(path)!r} is not a boardzoo checkpoint of the expected kind "
+                              f"(format {found!r}; expected {' or '.join(kinds)})")
+    for key in ("game", "config", "model"):
+        if key not in data:
+            raise CheckpointError(f"checkpoint {str(path)!r} is incomplete: no {key!r}")
+    return data
+
+
+def model_file(game: str, cfg_dict: dict[str, Any], obs_shape: tuple[int, ...],
+               num_actions: int, state_dict: dict[str, torch.Tensor],
+               note: str = "") -> dict[str, Any]:
+    """Return the dict of a model file (see module docstring)."""
+    return {"format": MODEL_FORMAT, "game": game, "config": cfg_dict,
+            "obs_shape": list(obs_shape), "num_actions": int(num_actions),
+            "model": {k: v.detach().clone() for k, v in state_dict.items()}, "note": note}

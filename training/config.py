@@ -1,0 +1,318 @@
+"""Training configuration: dataclasses, YAML loading with validation, ``--set`` overrides.
+
+A config file is YAML with the sections below; every key is checked on load, so
+a typo (``simulation: 32``) is an error naming the key and the allowed ones
+rather than a silent default. ``--set section.key=value`` overrides one value
+(the value is read as YAML: ``--set mcts.root=gumbel``, ``--set train.lr=1e-3``).
+
+This module imports neither torch nor the games, so the CLI stays fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boardzoo.envs.core.game import BoardzooError
+
+
+class ConfigError(BoardzooError):
+    """A config file or ``--set`` override with an unknown key or a bad value."""
+
+
+@dataclass
+class ModelConfig:
+    """The residual conv net (see :mod:`boardzoo.training.network`)."""
+
+    #: Channels of every residual block.
+    channels: int = 32
+    #: Number of residual blocks.
+    blocks: int = 3
+    #: Channels of the policy head's first 1x1 conv.
+    policy_channels: int = 4
+    #: ``linear``, ``conv`` (one logit per action from the cell where it starts; needs the
+    #: game's action layout) or ``auto`` (conv for action spaces over 1024, else linear).
+    policy_head: str = "auto"
+    #: Hidden units of the value head.
+    value_hidden: int = 64
+    #: Observation plane that marks real cells (1) of an irregular board on its grid, or -1
+    #: for none. -1 also lets the game say (``ActionGame.cell_mask_plane``, e.g. Whistling).
+    cell_mask_plane: int = -1
+
+
+@dataclass
+class MCTSConfig:
+    """Search used in self-play (and, with ``eval.simulations``, in evaluation)."""
+
+    #: ``puct`` (AlphaZero: PUCT, Dirichlet noise, visit-count targets) or ``gumbel``
+    #: (Gumbel MuZero root: Gumbel top-k sampling and sequential halving, improved-policy targets).
+    root: str = "puct"
+    #: Simulations (network evaluations) per action.
+    simulations: int = 32
+    #: PUCT exploration constant.
+    c_puct: float = 1.5
+    #: Dirichlet noise at the root (puct only); alpha <= 0 turns it off.
+    dirichlet_alpha: float = 0.3
+    dirichlet_fraction: float = 0.25
+    #: Value of an unvisited child = parent's value minus this (first-play urgency).
+    fpu_reduction: float = 0.0
+    #: Keep the chosen child's subtree as the next root (puct only).
+    reuse_tree: bool = True
+    #: Gumbel: number of root actions sampled (halved each phase).
+    gumbel_m: int = 16
+    #: Gumbel: sigma(q) = (c_visit + max N) * c_scale * q.
+    gumbel_c_visit: float = 50.0
+    gumbel_c_scale: float = 1.0
+
+
+@dataclass
+class SelfPlayConfig:
+    games_per_iteration: int = 32
+    #: Games advanced together in one process; their leaves are evaluated as one batch.
+    parallel_games: int = 16
+    #: Worker processes for self-play (0 or 1: in this process).
+    workers: int = 1
+    #: Actions sampled in proportion to visit counts for the first this many actions, then argmax.
+    temperature_moves: int = 20
+    #: A game longer than this many actions is stopped and scored as a draw.
+    max_moves: int = 200
+
+
+@dataclass
+class TrainConfig:
+    batch_size: int = 128
+    #: Gradient steps per iteration.
+    steps_per_iteration: int = 100
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    #: Positions kept in the replay buffer (oldest dropped first).
+    buffer_size: int = 20000
+    #: Skip training until the buffer holds this many positions.
+    min_buffer: int = 256
+    #: Apply a random board symmetry to every sampled position.
+    augment: bool = True
+    #: Weight of the value loss (policy loss weight is 1).
+    value_loss_weight: float = 1.0
+
+
+@dataclass
+class EvalConfig:
+    #: Evaluate every this many iterations (0: never; the last iteration is always evaluated).
+    every: int = 5
+    #: Games per opponent (colours alternate).
+    games: int = 10
+    #: Simulations of the network's own search in evaluation (0: raw policy, argmax).
+    simulations: int = 32
+    #: Fixed opponents as agent specs (``random``, ``mcts:50``, ``alphabeta:2``); the raw
+    #: policy (no search) also plays ``random`` when ``raw_vs_random`` is true.
+    baselines: list[str] = field(default_factory=lambda: ["random", "mcts:50"])
+    raw_vs_random: bool = True
+    #: Play the previous best network and promote the new one when it scores at least this.
+    vs_best: bool = True
+    promote_threshold: float = 0.55
+
+
+@dataclass
+class Config:
+    #: Game name (``loa``, ``ultima``, ``whistling``).
+    game: str = "loa"
+    seed: int = 0
+    #: Self-play + training iterations.
+    iterations: int = 20
+    #: Stop after the iteration in progress once this many minutes have passed (0: no limit).
+    time_limit_minutes: float = 0.0
+    #: torch intra-op threads in the main process (0: leave torch's default).
+    threads: int = 2
+    #: Write TensorBoard event files too, if tensorboard is installed.
+    tensorboard: bool = True
+    model: ModelConfig = field(default_factory=ModelConfig)
+    mcts: MCTSConfig = field(default_factory=MCTSConfig)
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the config as plain dicts/lists/scalars (YAML- and checkpoint-safe)."""
+        return dataclasses.asdict(self)
+
+
+SECTIONS = {"model": ModelConfig, "mcts": MCTSConfig, "selfplay": SelfPlayConfig,
+            "train": TrainConfig, "eval": EvalConfig}
+
+
+# -- building from dicts --------------------------------------------------------------------
+def _coerce(where: str, value: Any, typ: Any) -> Any:
+    """Return ``value`` as type ``typ`` or raise ConfigError naming ``where``."""
+    if typ is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if typ is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    if typ is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):  # PyYAML reads 1e-3 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if typ is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    if typing.get_origin(typ) is list:
+        (item,) = typing.get_args(typ)
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        return [_coerce(f"{where}[{i}]", v, item) for i, v in enumerate(value)]
+    raise AssertionError(f"unsupported config type {typ!r}")  # pragma: no cover
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'config'}: expected a mapping of keys, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = [k for k in data if k not in names]
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {', '.join(f'{where}{k}' for k in unknown)}; "
+                          f"allowed{' in ' + where.rstrip('.') if where else ''}: "
+                          f"{', '.join(names)}")
+    kwargs = {}
+    for name, value in data.items():
+        typ = hints[name]
+        if dataclasses.is_dataclass(typ):
+            kwargs[name] = _build(typ, value, f"{where}{name}.")
+        else:
+            kwargs[name] = _coerce(f"{where}{name}", value, typ)
+    return cls(**kwargs)
+
+
+def validate(cfg: Config) -> Config:
+    """Check value ranges; raise ConfigError naming the first bad value."""
+    from boardzoo.envs.core.registry import GAMES
+
+    def need(ok: bool, key: str, what: str) -> None:
+        if not ok:
+            raise ConfigError(f"{key} must be {what}")
+
+    need(cfg.game in GAMES, "game", f"one of {', '.join(GAMES)} (got {cfg.game!r})")
+    need(cfg.iterations >= 1, "iterations", "at least 1")
+    need(cfg.time_limit_minutes >= 0, "time_limit_minutes", "0 (no limit) or positive")
+    need(cfg.threads >= 0, "threads", "0 or more")
+    m = cfg.model
+    need(m.channels >= 1, "model.channels", "at least 1")
+    need(m.blocks >= 0, "model.blocks", "0 or more")
+    need(m.policy_channels >= 1, "model.policy_channels", "at least 1")
+    need(m.value_hidden >= 1, "model.value_hidden", "at least 1")
+    need(m.policy_head in ("auto", "linear", "conv"), "model.policy_head",
+         f"auto, linear or conv (got {m.policy_head!r})")
+    need(m.cell_mask_plane >= -1, "model.cell_mask_plane", "-1 (none) or a plane index")
+    s = cfg.mcts
+    need(s.root in ("puct", "gumbel"), "mcts.root", f"'puct' or 'gumbel' (got {s.root!r})")
+    need(s.simulations >= 1, "mcts.simulations", "at least 1")
+    need(s.c_puct > 0, "mcts.c_puct", "positive")
+    need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
+    need(s.gumbel_m >= 1, "mcts.gumbel_m", "at least 1")
+    need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
+         "0 or more")
+    p = cfg.selfplay
+    need(p.games_per_iteration >= 1, "selfplay.games_per_iteration", "at least 1")
+    need(p.parallel_games >= 1, "selfplay.parallel_games", "at least 1")
+    need(p.workers >= 0, "selfplay.workers", "0 or more")
+    need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
+    need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
+    t = cfg.train
+    need(t.batch_size >= 1, "train.batch_size", "at least 1")
+    need(t.steps_per_iteration >= 0, "train.steps_per_iteration", "0 or more")
+    need(t.lr > 0, "train.lr", "positive")
+    need(t.weight_decay >= 0, "train.weight_decay", "0 or more")
+    need(t.buffer_size >= t.batch_size, "train.buffer_size", "at least train.batch_size")
+    need(t.min_buffer >= 0, "train.min_buffer", "0 or more")
+    need(t.value_loss_weight >= 0, "train.value_loss_weight", "0 or more")
+    e = cfg.eval
+    need(e.every >= 0, "eval.every", "0 or more")
+    need(e.games >= 0, "eval.games", "0 or more")
+    need(e.simulations >= 0, "eval.simulations", "0 or more")
+    need(0 <= e.promote_threshold <= 1, "eval.promote_threshold", "between 0 and 1")
+    for spec in e.baselines:
+        kind = spec.partition(":")[0].lower()
+        need(kind in ("random", "greedy", "mcts", "alphabeta", "checkpoint"), "eval.baselines",
+             f"agent specs such as random, mcts:50, alphabeta:2 (got {spec!r})")
+    return cfg
+
+
+def from_dict(data: dict[str, Any] | None) -> Config:
+    """Build and validate a Config from a (YAML) mapping."""
+    return validate(_build(Config, data or {}, ""))
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``section.key=value`` into the key path and the YAML-read value."""
+    import yaml
+
+    key, eq, raw = text.partition("=")
+    if not eq or not key.strip():
+        raise ConfigError(f"--set expects key=value (e.g. mcts.simulations=64), got {text!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {text!r}: value is not valid YAML ({exc})") from None
+    return key.strip().split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Return a copy of the config mapping with each ``section.key=value`` applied."""
+    import copy
+
+    out = copy.deepcopy(data)
+    for text in overrides:
+        path, value = parse_override(text)
+        node = out
+        for part in path[:-1]:
+            if part not in SECTIONS or node is not out:
+                raise ConfigError(f"--set {text!r}: unknown section {part!r}; "
+                                  f"sections: {', '.join(SECTIONS)}")
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {text!r}: {part} is not a section")
+        node[path[-1]] = value
+    return out
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
+    """Read a YAML config file (None: all defaults), apply overrides, validate."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror or exc}") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config {str(p)!r} is not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config {str(p)!r} must be a mapping of keys")
+    return from_dict(apply_overrides(data, overrides or []))
+
+
+def dump_config(cfg: Config) -> str:
+    """Return the config as YAML text (how a run records what it used)."""
+    import yaml
+
+    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)

@@ -1,0 +1,79 @@
+"""``boardzoo plot RUN``: learning curves of a training run to PNG (matplotlib, Agg)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+from .config import ConfigError
+
+
+class RunNotFoundError(ConfigError):
+    """A run folder without the metrics a plot needs."""
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _num(text: str | None) -> float:
+    try:
+        return float(text) if text not in (None, "") else math.nan
+    except ValueError:
+        return math.nan
+
+
+def plot_run(run: str | Path, output: str | Path | None = None) -> Path:
+    """Draw losses, self-play speed and game length, and evaluation scores; return the PNG."""
+    run = Path(run)
+    metrics_path = run / "metrics.csv"
+    if not metrics_path.is_file():
+        raise RunNotFoundError(f"{str(run)!r} is not a training run (no metrics.csv)")
+    metrics = _read(metrics_path)
+    evals = _read(run / "eval.csv") if (run / "eval.csv").is_file() else []
+    if not metrics:
+        raise RunNotFoundError(f"{str(run)!r} has no finished iteration to plot yet")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    it = [_num(r["iteration"]) for r in metrics]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    ax = axes[0][0]
+    for key, label in (("loss", "total"), ("policy_loss", "policy (cross-entropy)"),
+                       ("value_loss", "value (MSE)")):
+        ax.plot(it, [_num(r[key]) for r in metrics], label=label)
+    ax.set_title("training loss")
+    ax.set_xlabel("iteration")
+    ax.legend()
+    ax = axes[0][1]
+    ax.plot(it, [_num(r["games_per_hour"]) for r in metrics], color="tab:green")
+    ax.set_title("self-play games per hour")
+    ax.set_xlabel("iteration")
+    ax = axes[1][0]
+    ax.plot(it, [_num(r["avg_length"]) for r in metrics], color="tab:purple")
+    ax.set_title("self-play game length (actions)")
+    ax.set_xlabel("iteration")
+    ax = axes[1][1]
+    opponents: dict[str, list[tuple[float, float]]] = {}
+    for r in evals:
+        name = "previous best" if r["opponent"].startswith("best") else r["opponent"]
+        opponents.setdefault(name, []).append((_num(r["iteration"]), _num(r["score"])))
+    for name, pts in opponents.items():
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    ax.set_ylim(-0.05, 1.05)
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+    ax.set_title("evaluation score (wins + draws/2)")
+    ax.set_xlabel("iteration")
+    if opponents:
+        ax.legend(fontsize=8)
+    fig.suptitle(f"boardzoo training run {run.name}")
+    fig.tight_layout()
+    out = Path(output) if output else run / "curves.png"
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out

@@ -1,0 +1,217 @@
+"""Self-play: many games advanced together, their search leaves evaluated in one batch.
+
+:func:`play_games` plays one game per seed with the network and returns the
+training examples of each game. ``parallel_games`` games run interleaved in
+one process: every round, each game's search walks to one leaf, and all the
+leaves go through the network as one batch (batched inference). With
+``workers > 1`` the games are split over worker processes
+(:class:`SelfPlayPool`), each running the same batched loop with one torch
+thread.
+
+Determinism: every game draws its randomness (Dirichlet or Gumbel noise,
+temperature sampling) from a generator seeded by its own seed, and games are
+assigned to batches and workers in a fixed order, so the same config, network
+and seeds give the same games on a CPU. Changing ``parallel_games`` or
+``workers`` changes the batch shapes, which can change results in the last
+floating-point bits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from .config import Config
+from .mcts import Node, Search
+
+
+@dataclass
+class GameRecord:
+    """The examples of one self-play game."""
+
+    seed: int
+    obs: list[np.ndarray] = field(default_factory=list)
+    actions: list[np.ndarray] = field(default_factory=list)  # legal actions at each position
+    probs: list[np.ndarray] = field(default_factory=list)  # search policy over those actions
+    players: list[int] = field(default_factory=list)
+    #: +1/-1/0 for player 0 at the end (0 for a game stopped at ``max_moves``).
+    outcome: float = 0.0
+    length: int = 0
+    capped: bool = False
+
+    def values(self) -> np.ndarray:
+        """The outcome from the view of the player who acted at each position."""
+        p = np.asarray(self.players)
+        return np.where(p == 0, self.outcome, -self.outcome).astype(np.float32)
+
+
+class NetEvaluator:
+    """Batched network inference over action states: states -> (logits, values) as numpy."""
+
+    def __init__(self, net: torch.nn.Module, game) -> None:
+        self.net = net
+        self.game = game
+        self.calls = 0
+        self.positions = 0
+
+    def __call__(self, states: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+        game = self.game
+        obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
+        if self.net.training:
+            self.net.eval()
+        with torch.inference_mode():
+            logits, values = self.net(torch.from_numpy(obs))
+        self.calls += 1
+        self.positions += len(states)
+        return logits.numpy(), values.numpy()
+
+
+def game_seed(seed: int, iteration: int, index: int) -> int:
+    """Return the seed of self-play game ``index`` of ``iteration`` (stable across runs)."""
+    return int(np.random.SeedSequence([seed, iteration, index]).generate_state(1)[0])
+
+
+class _Slot:
+    """One game in progress."""
+
+    def __init__(self, game, cfg: Config, seed: int) -> None:
+        self.game = game
+        self.cfg = cfg
+        self.rng = np.random.default_rng(seed)
+        self.record = GameRecord(seed)
+        self.state = game.initial_state()
+        self.moves = 0
+        self.search = self._new_search(None)
+
+    def _new_search(self, root: Node | None) -> Search:
+        s = Search(self.game, self.cfg.mcts, self.rng, root if root is not None else self.state,
+                   add_noise=True)
+        s.prepare_root()
+        return s
+
+    def step(self) -> bool:
+        """Play the searched action; return True when the game is over."""
+        search, cfg, game = self.search, self.cfg, self.game
+        root = search.root
+        actions, probs = search.policy_target()
+        rec = self.record
+        rec.obs.append(game.observation(root.state, root.player))
+        rec.actions.append(actions.astype(np.int32))
+        rec.probs.append(probs.astype(np.float32))
+        rec.players.append(root.player)
+        temperature = 1.0 if self.moves < cfg.selfplay.temperature_moves else 0.0
+        i = search.choose(temperature)
+        child = root.children[i]
+        self.state, _ = game.apply_action(self.state, int(actions[i]))
+        self.moves += 1
+        if game.is_terminal(self.state):
+            rec.outcome = float(game.returns(self.state)[0])
+        elif self.moves >= cfg.selfplay.max_moves:
+            rec.capped = True
+        else:
+            reuse = cfg.mcts.reuse_tree and cfg.mcts.root == "puct"
+            self.search = self._new_search(child if reuse and child is not None
+                                           and child.expanded else None)
+            return False
+        rec.length = self.moves
+        return True
+
+
+def play_games(net: torch.nn.Module, game, cfg: Config, seeds: list[int],
+               progress: Callable[[int], None] | None = None) -> list[GameRecord]:
+    """Play one self-play game per seed; return the records in seed order."""
+    evaluate = NetEvaluator(net, game)
+    queue = list(enumerate(seeds))[::-1]
+    slots: list[tuple[int, _Slot]] = []
+    results: dict[int, GameRecord] = {}
+    width = cfg.selfplay.parallel_games
+    while queue or slots:
+        while queue and len(slots) < width:
+            idx, seed = queue.pop()
+            slots.append((idx, _Slot(game, cfg, seed)))
+        leaves: list[tuple[_Slot, Node]] = []
+        for _, slot in slots:
+            while not slot.search.finished():
+                leaf = slot.search.select()
+                if leaf is not None:
+                    leaves.append((slot, leaf))
+                    break
+        if leaves:
+            logits, values = evaluate([leaf.state for _, leaf in leaves])
+            for k, (slot, leaf) in enumerate(leaves):
+                slot.search.expand(leaf, logits[k], float(values[k]))
+        still: list[tuple[int, _Slot]] = []
+        for idx, slot in slots:
+            if slot.search.finished() and slot.step():
+                results[idx] = slot.record
+                if progress is not None:
+                    progress(1)
+            else:
+                still.append((idx, slot))
+        slots = still
+    return [results[i] for i in range(len(seeds))]
+
+
+# -- worker processes ---------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(cfg_dict: dict[str, Any]) -> None:
+    from boardzoo.envs.core.registry import action_game
+
+    from .config import from_dict
+    from .network import build_net
+
+    torch.set_num_threads(1)
+    cfg = from_dict(cfg_dict)
+    game = action_game(cfg.game)
+    net = build_net(cfg, game)
+    _WORKER.update(cfg=cfg, game=game, net=net)
+
+
+def _worker_play(state_dict: dict[str, torch.Tensor],
+                 seeds: list[int]) -> tuple[list[GameRecord], float]:
+    start = time.process_time()
+    net = _WORKER["net"]
+    net.load_state_dict(state_dict)
+    records = play_games(net, _WORKER["game"], _WORKER["cfg"], seeds)
+    return records, time.process_time() - start
+
+
+class SelfPlayPool:
+    """Self-play over ``workers`` processes (spawned once, reused every iteration)."""
+
+    def __init__(self, cfg: Config) -> None:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        self.workers = cfg.selfplay.workers
+        #: CPU seconds the workers spent playing (they outlive iterations, so rusage misses it).
+        self.cpu = 0.0
+        self.pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
+                                           initializer=_worker_init,
+                                           initargs=(cfg.to_dict(),))
+
+    def play(self, net: torch.nn.Module, seeds: list[int],
+             progress: Callable[[int], None] | None = None) -> list[GameRecord]:
+        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        # contiguous chunks, one per worker: the split depends only on len(seeds) and workers
+        chunks = [list(c) for c in np.array_split(np.asarray(seeds, dtype=np.int64),
+                                                  self.workers) if len(c)]
+        futures = [self.pool.submit(_worker_play, state, [int(s) for s in c]) for c in chunks]
+        out: list[GameRecord] = []
+        for f in futures:
+            recs, cpu = f.result()
+            self.cpu += cpu
+            if progress is not None:
+                progress(len(recs))
+            out.extend(recs)
+        return out
+
+    def close(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
