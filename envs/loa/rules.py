@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from ..core.bits import mask_of
 from ..core.board8 import RAYS, diagram, parse_placement, placement_text
 from ..core.game import GameState, PositionError
 from .notation import move_to_str, parse_move
@@ -22,16 +23,9 @@ START_TEXT = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0"
 FULL = (1 << 64) - 1
 
 
-def _bits(squares) -> int:
-    out = 0
-    for s in squares:
-        out |= 1 << s
-    return out
-
-
 # LINE[sq][d % 4]: every square of the whole line through sq in direction d, sq included.
 LINE: tuple[tuple[int, ...], ...] = tuple(
-    tuple(_bits(RAYS[s][d]) | _bits(RAYS[s][d + 4]) | (1 << s) for d in range(4))
+    tuple(mask_of(RAYS[s][d]) | mask_of(RAYS[s][d + 4]) | (1 << s) for d in range(4))
     for s in range(64)
 )
 # TARGET[sq][d][n]: square n steps from sq in direction d, or -1 off the board.
@@ -42,7 +36,7 @@ TARGET: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
 )
 # BETWEEN[sq][d][n]: the n-1 squares strictly between sq and its target n steps away.
 BETWEEN: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(tuple(_bits(RAYS[s][d][: max(n - 1, 0)]) for n in range(9)) for d in range(8))
+    tuple(tuple(mask_of(RAYS[s][d][: max(n - 1, 0)]) for n in range(9)) for d in range(8))
     for s in range(64)
 )
 
@@ -64,8 +58,8 @@ CANDIDATES: tuple[tuple[tuple[tuple[tuple[int, int, int], ...], ...], ...], ...]
 # PIECE_LINES[sq]: (line mask, CANDIDATES by line count) for the 4 lines through sq.
 PIECE_LINES = tuple(tuple((LINE[s][o], CANDIDATES[s][o]) for o in range(4)) for s in range(64))
 
-_NOT_A = FULL & ~_bits(range(0, 64, 8))
-_NOT_H = FULL & ~_bits(range(7, 64, 8))
+_NOT_A = FULL & ~mask_of(range(0, 64, 8))
+_NOT_H = FULL & ~mask_of(range(7, 64, 8))
 
 
 def _grow(x: int) -> int:
@@ -123,8 +117,8 @@ class State(GameState):
             if not fields[2].isdigit() or not fields[2].isascii():
                 raise PositionError(f"ply must be a non-negative integer, got {fields[2]!r}")
             ply = int(fields[2])
-        black = _bits(i for i, c in enumerate(cells) if c == "b")
-        white = _bits(i for i, c in enumerate(cells) if c == "w")
+        black = mask_of(i for i, c in enumerate(cells) if c == "b")
+        white = mask_of(i for i, c in enumerate(cells) if c == "w")
         if not black or not white:
             raise PositionError("each colour needs at least one piece on the board")
         return cls(black, white, BLACK if fields[1] == "b" else WHITE, ply)

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..core.actions import MoveActions
 from ..core.aec import BoardGameEnv, wrap
+from ..core.bits import indices_of
 from ..core.board8 import parse_square
 from ..core.draw import Glyph, draw_board8
 from ..core.game import MoveError
@@ -59,16 +60,6 @@ def _piece_table(player: int) -> np.ndarray:
 
 
 _PIECE_TABLE = (_piece_table(0), _piece_table(1))
-
-
-def _squares(mask: int) -> list[int]:
-    """Return the squares of a bitmask."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 class UltimaActions(MoveActions):
@@ -113,7 +104,7 @@ class UltimaActions(MoveActions):
         for colour, plane in ((mine, 14), (theirs, 15)):
             frozen = frozen_pieces(board, colour)
             if frozen:
-                obs[_squares(frozen), plane] = 1.0
+                obs[indices_of(frozen), plane] = 1.0
         seen = state.history.count(state.history[-1])
         obs[:, 16:21] = (
             1.0 if state.to_move == player else 0.0,

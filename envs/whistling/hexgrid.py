@@ -14,6 +14,7 @@ to the first ``k - 1`` ray cells: contains the zone of each hop of at most
 
 from __future__ import annotations
 
+from ..core.bits import indices_of, mask_of  # noqa: F401 - re-exported
 from ..core.game import BoardzooError
 
 COLUMNS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO"
@@ -57,22 +58,8 @@ def _ray(cell: int, d: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def mask_of(cells) -> int:
-    """Return the bitmask of an iterable of cell numbers."""
-    out = 0
-    for i in cells:
-        out |= 1 << i
-    return out
-
-
-def cells_of(mask: int) -> list[int]:
-    """Return the cell numbers of a bitmask, in board order."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+#: Cell numbers of a bitmask, in board order (the shared bitboard helper, by its cell name).
+cells_of = indices_of
 
 
 RAYS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
