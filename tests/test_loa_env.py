@@ -3,36 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-import pettingzoo
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pettingzoo.test import api_test, render_test, seed_test
 
 import boardzoo  # noqa: F401 - registers the envs
 from boardzoo.envs import loa_v0
 from boardzoo.envs.core.game import MoveError
 from boardzoo.envs.loa import State
 from boardzoo.envs.loa.env import LoaActions
-
-
-def test_pettingzoo_api_test():
-    api_test(loa_v0.env(), num_cycles=200)
-
-
-def test_pettingzoo_seed_test():
-    seed_test(loa_v0.env, num_cycles=200)
-
-
-def test_pettingzoo_render_test():
-    render_test(loa_v0.env)
-
-
-def test_registry_make():
-    env = pettingzoo.make("aec", "boardzoo/loa-v0")
-    env.reset(seed=0)
-    assert env.unwrapped.metadata["name"] == "loa_v0"
-    assert env.agent_selection == "player_0"
 
 
 def test_spaces_and_metadata():

@@ -3,34 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pettingzoo
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
 
 import boardzoo  # noqa: F401 - registers the envs
 from boardzoo.envs import ultima_v0
 from boardzoo.envs.core.game import MoveError
 from boardzoo.envs.ultima import State
 from boardzoo.envs.ultima.env import FROZEN_RING, NUM_PLANES, UltimaActions
-
-
-def test_pettingzoo_api_test():
-    api_test(ultima_v0.env(), num_cycles=200)
-
-
-def test_pettingzoo_seed_test():
-    seed_test(ultima_v0.env, num_cycles=200)
-
-
-def test_pettingzoo_render_test():
-    render_test(ultima_v0.env)
-
-
-def test_registry_make():
-    env = pettingzoo.make("aec", "boardzoo/ultima-v0")
-    env.reset(seed=0)
-    assert env.unwrapped.metadata["name"] == "ultima_v0"
-    assert env.agent_selection == "player_0"
 
 
 def test_spaces_and_metadata():

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pettingzoo
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
 
 import boardzoo  # noqa: F401 - registers the envs
 from boardzoo.envs import whistling_v0
@@ -19,18 +18,6 @@ from conftest import load_vector
 
 TAYLOR = load_vector("whistling", "taylor_example.json")
 GAME = load_vector("whistling", "sample_game.json")
-
-
-def test_pettingzoo_api_test():
-    api_test(whistling_v0.env(), num_cycles=300)
-
-
-def test_pettingzoo_seed_test():
-    seed_test(whistling_v0.env, num_cycles=300)
-
-
-def test_pettingzoo_render_test():
-    render_test(whistling_v0.env)
 
 
 def test_registry_make_and_spaces():
