@@ -18,15 +18,22 @@ from boardzoo.envs.core.registry import GAMES, UnknownGameError, load_state
 
 PEERS = {"chess_v6": "pettingzoo.classic.chess_v6",
          "connect_four_v3": "pettingzoo.classic.connect_four_v3"}
+ROUNDS = 3
 PERFT_DEPTH = {"loa": 4, "ultima": 3, "whistling": 2}
 
 
-def random_play_steps_per_second(make_env, seconds: float, seed: int = 0) -> float:
-    """Play uniformly random legal actions through the AEC API for ``seconds``; return steps/s."""
+def random_play(make_env, seconds: float, seed: int = 0) -> tuple[int, int | None, float]:
+    """Play uniformly random legal actions through the AEC API for ``seconds``.
+
+    Returns (AEC steps, whole turns or None if the env does not count them, elapsed seconds).
+    """
     rng = np.random.default_rng(seed)
     env = make_env()
-    steps, started = 0, time.perf_counter()
+    counts_turns = hasattr(env.unwrapped, "turns_played")
+    steps, turns, started = 0, 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
+        if counts_turns:
+            turns += env.unwrapped.turns_played
         env.reset(seed=int(rng.integers(1 << 31)))
         for agent in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
@@ -39,15 +46,18 @@ def random_play_steps_per_second(make_env, seconds: float, seed: int = 0) -> flo
             if agent is not None and time.perf_counter() - started >= seconds:
                 break
     elapsed = time.perf_counter() - started
+    if counts_turns:
+        turns += env.unwrapped.turns_played
     env.close()
-    return steps / elapsed
+    return steps, (turns if counts_turns else None), elapsed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per env")
     args = parser.parse_args()
-    figures: dict[str, dict[str, float]] = {"steps_per_second": {}, "perft_leaves_per_second": {}}
+    figures: dict[str, dict] = {"steps_per_second": {}, "turns_per_second": {},
+                                "perft_leaves_per_second": {}}
     envs = {}
     for game in GAMES:
         try:
@@ -56,10 +66,22 @@ def main() -> None:
             print(f"{game}: not available, skipped")
     for name, module in PEERS.items():
         envs[name] = importlib.import_module(module).env
-    for name, make_env in envs.items():
-        rate = random_play_steps_per_second(make_env, args.seconds)
+    # Envs take turns in short slices, so a change in machine load hits all of them alike.
+    totals = {name: [0, 0, 0.0] for name in envs}
+    for round_ in range(ROUNDS):
+        for name, make_env in envs.items():
+            steps, turns, elapsed = random_play(make_env, args.seconds / ROUNDS, seed=round_)
+            totals[name][0] += steps
+            totals[name][1] = None if turns is None else totals[name][1] + turns
+            totals[name][2] += elapsed
+    for name, (steps, turns, elapsed) in totals.items():
+        rate = steps / elapsed
         figures["steps_per_second"][name] = round(rate, 1)
-        print(f"{name:>16}: {rate:10,.0f} random-play AEC steps/s")
+        line = f"{name:>16}: {rate:10,.0f} random-play AEC steps/s"
+        if turns is not None:
+            figures["turns_per_second"][name] = round(turns / elapsed, 1)
+            line += f" ({turns / elapsed:,.0f} whole turns/s)"
+        print(line)
     chess = figures["steps_per_second"]["chess_v6"]
     figures["ratio_to_chess_v6"] = {
         name: round(rate / chess, 2) for name, rate in figures["steps_per_second"].items()

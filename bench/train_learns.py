@@ -108,6 +108,7 @@ def main() -> int:
     ap.add_argument("--sims", type=int, default=100, help="network's simulations per action")
     ap.add_argument("--mcts", type=int, action="append", help="mcts:N opponents (default 400)")
     ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--opening", type=int, default=2, help="random opening moves per game pair")
     ap.add_argument("--selfplay-speed", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -129,13 +130,13 @@ def main() -> int:
 
     t = time.perf_counter()
     raw = match(game, lambda s: make_agent(spec + ",sims=0", game, s),
-                spec_factory("random", game), args.raw_games, args.seed)
+                spec_factory("random", game), args.raw_games, args.seed, None, args.opening)
     result["raw_policy_vs_random"] = {**raw, "seconds": round(time.perf_counter() - t)}
     print("raw policy vs random:", result["raw_policy_vs_random"], flush=True)
     for n in args.mcts or [400]:
         t = time.perf_counter()
         r = match(game, lambda s: make_agent(f"{spec},sims={args.sims}", game, s),
-                  spec_factory(f"mcts:{n}", game), args.games, args.seed)
+                  spec_factory(f"mcts:{n}", game), args.games, args.seed, None, args.opening)
         result[f"net_sims{args.sims}_vs_mcts{n}"] = {**r, "seconds": round(time.perf_counter() - t)}
         print(f"net+{args.sims} sims vs mcts:{n}:", result[f"net_sims{args.sims}_vs_mcts{n}"],
               flush=True)

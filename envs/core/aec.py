@@ -160,6 +160,11 @@ class BoardGameEnv(AECEnv):
         """Return a picture of the board as an RGB uint8 array."""
         raise NotImplementedError
 
+    @property
+    def turns_played(self) -> int:
+        """Number of whole turns completed in this episode (a Whistling chain is one turn)."""
+        return self._turns_played
+
     def legal_actions(self) -> list[int]:
         """Return the actions the mask allows for the agent to act (none once over)."""
         return [] if self._is_over() else self.actions.legal_actions(self.state)
