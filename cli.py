@@ -73,6 +73,7 @@ def cmd_perft(args: argparse.Namespace) -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     """Play games between two agents and print each result and the totals."""
     from .agents import make_agent
+    from .agents.human import HumanQuit
     from .agents.play import play_game
 
     if len(args.agents) != 2:
@@ -88,8 +89,12 @@ def cmd_play(args: argparse.Namespace) -> int:
         seed = None if args.seed is None else args.seed + g
         agents = [make_agent(s, args.game, None if seed is None else seed * 2 + i)
                   for i, s in enumerate(order)]
-        record = play_game(args.game, agents, position=args.position, max_moves=args.max_moves,
-                           show=args.show)
+        try:
+            record = play_game(args.game, agents, position=args.position,
+                               max_moves=args.max_moves, show=args.show)
+        except HumanQuit as exc:  # leaving a game is a choice, not an error
+            print(f"game {g + 1} abandoned: {exc}")
+            return 0
         names = record["player_names"]
         print(f"game {g + 1}: {order[0]} ({names[0]}) vs {order[1]} ({names[1]}): "
               f"{record['result']} after {record['plies']} plies, "

@@ -103,3 +103,15 @@ def test_help_on_every_subcommand(capsys):
             main([sub, "--help"])
         assert exc.value.code == 0
         assert "usage:" in capsys.readouterr().out
+
+
+def test_play_human_from_the_terminal():
+    proc = subprocess.run(
+        [sys.executable, "-m", "boardzoo", "play", "loa", "--agents", "human", "random",
+         "--seed", "1"],
+        input="b1-b9\nb1-b3\nquit\n", capture_output=True, text=True, check=False, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "rejected 'b1-b9'" in proc.stdout  # explains the bad move, then asks again
+    assert "white played" in proc.stdout  # the legal move was played and the opponent replied
+    assert "abandoned" in proc.stdout
