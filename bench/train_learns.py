@@ -106,6 +106,8 @@ def main() -> int:
     ap.add_argument("--raw-games", type=int, default=40)
     ap.add_argument("--games", type=int, default=40, help="games per mcts opponent")
     ap.add_argument("--sims", type=int, default=100, help="network's simulations per action")
+    ap.add_argument("--root", choices=["puct", "gumbel"],
+                    help="search root in evaluation (default: the one the net was trained with)")
     ap.add_argument("--mcts", type=int, action="append", help="mcts:N opponents (default 400)")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--opening", type=int, default=2, help="random opening moves per game pair")
@@ -126,7 +128,9 @@ def main() -> int:
     data = torch.load(run / args.net, weights_only=True)
     game = data["game"]
     spec = f"checkpoint:{run / args.net}"
-    result: dict = {"game": game, "run": str(run), "net": args.net, "training": curve(run)}
+    root = args.root or data["config"]["mcts"]["root"]
+    result: dict = {"game": game, "run": str(run), "net": args.net, "eval_root": root,
+                    "training": curve(run)}
 
     t = time.perf_counter()
     raw = match(game, lambda s: make_agent(spec + ",sims=0", game, s),
@@ -135,7 +139,7 @@ def main() -> int:
     print("raw policy vs random:", result["raw_policy_vs_random"], flush=True)
     for n in args.mcts or [400]:
         t = time.perf_counter()
-        r = match(game, lambda s: make_agent(f"{spec},sims={args.sims}", game, s),
+        r = match(game, lambda s: make_agent(f"{spec},sims={args.sims},root={root}", game, s),
                   spec_factory(f"mcts:{n}", game), args.games, args.seed, None, args.opening)
         result[f"net_sims{args.sims}_vs_mcts{n}"] = {**r, "seconds": round(time.perf_counter() - t)}
         print(f"net+{args.sims} sims vs mcts:{n}:", result[f"net_sims{args.sims}_vs_mcts{n}"],

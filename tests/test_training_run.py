@@ -117,6 +117,7 @@ def test_kill_and_resume_from_the_command_line(tmp_path):
     assert load(out / "checkpoint.pt")["iteration"] == target
     its = [int(r["iteration"]) for r in rows(out / "metrics.csv")]
     assert its == list(range(1, target + 1))  # no duplicated or missing rows
+    assert f"iterations: {target}\n" in (out / "config.yaml").read_text()  # follows --set
 
 
 # -- user errors: one line, exit 2 ---------------------------------------------------------------
@@ -204,3 +205,10 @@ def test_checkpoint_agent_spec_errors(tiny_run):
         else:
             with pytest.raises(CheckpointError, match="no network is shipped"):
                 make_agent(f"checkpoint:{game}", game, 0)
+
+
+def test_without_gate_best_is_latest(tmp_path):
+    out = tmp_path / "nogate"
+    Trainer(load_config(TINY, ["eval.vs_best=false"]), out, progress=False, echo=False).run()
+    assert same_weights(load(out / "best.pt")["model"], load(out / "model.pt")["model"])
+    assert load(out / "checkpoint.pt")["best_iteration"] == 2

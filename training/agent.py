@@ -7,7 +7,7 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
 * ``checkpoint:PATH``: a model file (``runs/NAME/best.pt``, ``model.pt``) or a
   training checkpoint (``runs/NAME/checkpoint.pt``: its latest network);
 * ``checkpoint:loa`` (``ultima``, ``whistling``): the network shipped with
-  boardzoo for that game (``boardzoo/training/nets/<game>.pt``);
+  boardzoo for that game (package data ``boardzoo/agents/nets/<game>.pt``);
 * options after commas: ``sims=N`` simulations per action (default 100; 0 plays
   the raw policy's most likely legal action, no search), ``root=puct|gumbel``
   (default: the root the network was trained with).
@@ -38,7 +38,8 @@ from .mcts import run_search
 from .network import PolicyValueNet, build_net
 from .selfplay import NetEvaluator
 
-NETS_DIR = Path(__file__).resolve().parent / "nets"
+# Shipped networks are package data of boardzoo.agents (the folder agents/nets/).
+NETS_DIR = Path(__file__).resolve().parent.parent / "agents" / "nets"
 DEFAULT_SIMS = 100
 
 

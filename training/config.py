@@ -77,8 +77,12 @@ class SelfPlayConfig:
     workers: int = 1
     #: Actions sampled in proportion to visit counts for the first this many actions, then argmax.
     temperature_moves: int = 20
-    #: A game longer than this many actions is stopped and scored as a draw.
+    #: A game longer than this many actions is stopped and scored as a draw...
     max_moves: int = 200
+    #: ...or, with ``adjudicate``, scored tanh(evaluation / scale) by the game's static
+    #: evaluation (boardzoo.agents.evaluation, as MCTS playouts use at their cut-off): a
+    #: value signal for games whose early self-play rarely finishes (Ultima, Whistling).
+    adjudicate: bool = False
 
 
 @dataclass
@@ -113,6 +117,9 @@ class EvalConfig:
     #: Play the previous best network and promote the new one when it scores at least this.
     vs_best: bool = True
     promote_threshold: float = 0.55
+    #: Each pair of evaluation games opens with this many random moves (then colours swap),
+    #: so that deterministic players do not replay the same game.
+    opening_moves: int = 2
 
 
 @dataclass
@@ -124,8 +131,9 @@ class Config:
     iterations: int = 20
     #: Stop after the iteration in progress once this many minutes have passed (0: no limit).
     time_limit_minutes: float = 0.0
-    #: torch intra-op threads in the main process (0: leave torch's default).
-    threads: int = 2
+    #: torch intra-op threads in the main process (0: leave torch's default). 1 is fastest for
+    #: this small net's small batches, and far faster when other jobs share the cores.
+    threads: int = 1
     #: Write TensorBoard event files too, if tensorboard is installed.
     tensorboard: bool = True
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -246,6 +254,7 @@ def validate(cfg: Config) -> Config:
     need(e.games >= 0, "eval.games", "0 or more")
     need(e.simulations >= 0, "eval.simulations", "0 or more")
     need(0 <= e.promote_threshold <= 1, "eval.promote_threshold", "between 0 and 1")
+    need(e.opening_moves >= 0, "eval.opening_moves", "0 or more")
     for spec in e.baselines:
         kind = spec.partition(":")[0].lower()
         need(kind in ("random", "greedy", "mcts", "alphabeta", "checkpoint"), "eval.baselines",

@@ -1,26 +1,54 @@
-"""Matches between a network agent and opponents, with colours alternating."""
+"""Matches between a network agent and opponents: colours alternate, openings vary.
+
+Deterministic agents (a network without noise, alpha-beta) would replay the
+same two games over and over, so every pair of games starts with
+``opening_moves`` uniformly random whole-turn moves (seeded per pair), and the
+two games of a pair swap colours over that same opening.
+"""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 from boardzoo.agents.base import Agent, make_agent
-from boardzoo.agents.play import play_game
+from boardzoo.envs.core.registry import load_state
+
+
+def play_one(game: str, agents: list[Agent], opening_moves: int, opening_seed: int,
+             max_moves: int | None = None) -> tuple[list[float], int]:
+    """Play one game (``agents[0]`` moves first); return (scores per seat, plies)."""
+    state = load_state(game)
+    for agent in agents:
+        agent.reset()
+    rng = random.Random(opening_seed)
+    plies = 0
+    while not state.is_terminal() and (max_moves is None or plies < max_moves):
+        if plies < opening_moves:
+            move = rng.choice(list(state.legal_moves()))
+        else:
+            move = agents[state.to_move].select_move(state)
+        state = state.apply(move)
+        plies += 1
+    winner = state.winner() if state.is_terminal() else None
+    return ([0.5, 0.5] if winner is None else [1.0 - winner, float(winner)]), plies
 
 
 def match(game: str, make_a: Callable[[int], Agent], make_b: Callable[[int], Agent],
-          games: int, seed: int, max_moves: int | None = None) -> dict[str, float]:
+          games: int, seed: int, max_moves: int | None = None,
+          opening_moves: int = 2) -> dict[str, float]:
     """Play ``games`` games of A against B (A moves first in even games); return A's results.
 
-    Returns wins, draws, losses, score (wins + draws / 2, divided by games) and plies.
+    Returns games, wins, draws, losses, score ((wins + draws / 2) / games) and mean plies.
     """
     wins = draws = losses = plies = 0
     for g in range(games):
         a, b = make_a(seed * 1000 + 2 * g), make_b(seed * 1000 + 2 * g + 1)
         seat = g % 2  # A's seat
-        record = play_game(game, [a, b] if seat == 0 else [b, a], max_moves=max_moves)
-        s = record["scores"][seat]
-        plies += record["plies"]
+        scores, n = play_one(game, [a, b] if seat == 0 else [b, a], opening_moves,
+                             seed * 1000 + g // 2, max_moves)
+        plies += n
+        s = scores[seat]
         if s == 1.0:
             wins += 1
         elif s == 0.0:

@@ -10,7 +10,7 @@ from .config import ConfigError
 
 
 class RunNotFoundError(ConfigError):
-    """A run folder without the metrics a plot needs."""
+    """A run folder without the metrics a plot needs (or no matplotlib to draw it)."""
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -36,8 +36,10 @@ def plot_run(run: str | Path, output: str | Path | None = None) -> Path:
     if not metrics:
         raise RunNotFoundError(f"{str(run)!r} has no finished iteration to plot yet")
 
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:
+        raise RunNotFoundError("boardzoo plot needs matplotlib: pip install matplotlib") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -63,14 +65,22 @@ def plot_run(run: str | Path, output: str | Path | None = None) -> Path:
     for r in evals:
         name = "previous best" if r["opponent"].startswith("best") else r["opponent"]
         opponents.setdefault(name, []).append((_num(r["iteration"]), _num(r["score"])))
-    for name, pts in opponents.items():
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    # markers shrink down the list so that curves on top of each other stay visible
+    for k, (name, pts) in enumerate(opponents.items()):
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="osD^v<>"[k % 7],
+                markersize=max(3, 10 - 2 * k), linewidth=1.5, label=name)
     ax.set_ylim(-0.05, 1.05)
     ax.axhline(0.5, color="grey", lw=0.8, ls=":")
     ax.set_title("evaluation score (wins + draws/2)")
     ax.set_xlabel("iteration")
     if opponents:
         ax.legend(fontsize=8)
+    from matplotlib.ticker import MaxNLocator
+
+    for row in axes:
+        for a in row:
+            a.xaxis.set_major_locator(MaxNLocator(integer=True))
+            a.grid(alpha=0.3)
     fig.suptitle(f"boardzoo training run {run.name}")
     fig.tight_layout()
     out = Path(output) if output else run / "curves.png"

@@ -39,7 +39,8 @@ class GameRecord:
     actions: list[np.ndarray] = field(default_factory=list)  # legal actions at each position
     probs: list[np.ndarray] = field(default_factory=list)  # search policy over those actions
     players: list[int] = field(default_factory=list)
-    #: +1/-1/0 for player 0 at the end (0 for a game stopped at ``max_moves``).
+    #: +1/-1/0 for player 0 at the end (0 for a game stopped at ``max_moves``, or the
+    #: adjudicated value in [-1, 1] with ``selfplay.adjudicate``).
     outcome: float = 0.0
     length: int = 0
     capped: bool = False
@@ -69,6 +70,16 @@ class NetEvaluator:
         self.calls += 1
         self.positions += len(states)
         return logits.numpy(), values.numpy()
+
+
+def adjudicate(game_name: str, state) -> float:
+    """Score an unfinished game for player 0 in [-1, 1] by the game's static evaluation."""
+    import math
+
+    from boardzoo.agents.evaluation import get_evaluator, get_scale
+
+    v = math.tanh(get_evaluator(game_name)(state) / get_scale(game_name))
+    return v if state.to_move == 0 else -v
 
 
 def game_seed(seed: int, iteration: int, index: int) -> int:
@@ -113,6 +124,8 @@ class _Slot:
             rec.outcome = float(game.returns(self.state)[0])
         elif self.moves >= cfg.selfplay.max_moves:
             rec.capped = True
+            if cfg.selfplay.adjudicate:
+                rec.outcome = adjudicate(cfg.game, game.game_state(self.state))
         else:
             reuse = cfg.mcts.reuse_tree and cfg.mcts.root == "puct"
             self.search = self._new_search(child if reuse and child is not None

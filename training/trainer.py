@@ -88,6 +88,11 @@ class Trainer:
                  progress: bool = True, echo: bool = True, config_source: str = "") -> None:
         self.cfg = cfg
         self.out = Path(out_dir)
+        if progress:
+            try:
+                import tqdm  # noqa: F401  (the progress bar is optional)
+            except ImportError:
+                progress = False
         self.progress = progress
         self.echo = echo
         if cfg.threads > 0:
@@ -167,6 +172,10 @@ class Trainer:
         changes = config_changes(saved, self.cfg)
         if changes:
             self._say("resuming with config changes: " + ", ".join(changes))
+            # the run's config.yaml follows, so a later plain --resume keeps the changes
+            (self.out / "config.yaml").write_text(
+                f"# resumed after iteration {self.iteration} with: {', '.join(changes)}\n"
+                + dump_config(self.cfg))
 
     def _tensorboard(self) -> Any:
         if not self.cfg.tensorboard:
@@ -225,24 +234,25 @@ class Trainer:
 
         e, game = self.cfg.eval, self.cfg.game
         cap = self.cfg.selfplay.max_moves
+        om = e.opening_moves
         latest = copy.deepcopy(self.net.state_dict())
         rows: list[dict[str, Any]] = []
         seed = self.cfg.seed * 100003 + iteration
         if e.games == 0:
-            return rows, False
+            return rows, True  # nothing to gate on: the latest network counts as the best
         if e.raw_vs_random:
             r = match(game, lambda s: self._net_agent(latest, 0, s), spec_factory("random", game),
-                      e.games, seed, cap)
+                      e.games, seed, cap, om)
             rows.append({"opponent": "raw_policy_vs_random", **r})
         for spec in e.baselines:
             r = match(game, lambda s: self._net_agent(latest, e.simulations, s),
-                      spec_factory(spec, game), e.games, seed, cap)
+                      spec_factory(spec, game), e.games, seed, cap, om)
             rows.append({"opponent": spec, **r})
-        promoted = False
+        promoted = not e.vs_best  # without a gate the latest network is the best
         if e.vs_best:
             r = match(game, lambda s: self._net_agent(latest, e.simulations, s),
                       lambda s: self._net_agent(self.best_state, e.simulations, s),
-                      e.games, seed, cap)
+                      e.games, seed, cap, om)
             promoted = r["score"] >= e.promote_threshold
             rows.append({"opponent": f"best(iter {self.best_iteration})", **r})
         return rows, promoted
@@ -298,8 +308,8 @@ class Trainer:
                 self.iteration = it
                 self.elapsed = elapsed_before + (t3 - session_start)
                 positions = sum(len(r.obs) for r in records)
-                wins0 = sum(1 for r in records if r.outcome > 0)
-                wins1 = sum(1 for r in records if r.outcome < 0)
+                wins0 = sum(1 for r in records if r.outcome > 0 and not r.capped)
+                wins1 = sum(1 for r in records if r.outcome < 0 and not r.capped)
                 sp = max(t1 - t0, 1e-9)
                 metrics = {"iteration": it, "elapsed_s": self.elapsed, "cpu_s": self.cpu,
                            "selfplay_s": t1 - t0,
