@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
 import pettingzoo
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
@@ -41,3 +42,27 @@ def test_registry_make_and_metadata(game):
     assert meta["is_parallelizable"] is False and meta["render_fps"] > 0
     assert env.agent_selection == "player_0"
     assert set(boardzoo.ENV_IDS) == {f"boardzoo/{g}-v0" for g in GAMES}
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_max_moves_truncates_after_whole_turns(game):
+    env = env_module(game).env(max_moves=5)
+    env.reset(seed=3)
+    ends = []
+    for _agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        if term or trunc:
+            ends.append((reward, term, trunc))
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert env.unwrapped.turns_played == 5  # a Whistling chain of hops is one turn
+    assert ends == [(0, False, True), (0, False, True)]  # both agents truncated, no reward
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_illegal_action_ends_game_with_penalty(game):
+    env = env_module(game).env()
+    env.reset()
+    illegal = int(np.flatnonzero(env.observe("player_0")["action_mask"] == 0)[0])
+    env.step(illegal)
+    assert env.rewards == {"player_0": -1, "player_1": 0}
+    assert all(env.terminations.values())

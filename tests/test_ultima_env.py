@@ -91,29 +91,6 @@ def test_no_legal_move_at_reset_ends_the_episode():
     assert env.terminations["player_0"] and env.rewards == {"player_0": -1, "player_1": 1}
 
 
-def test_max_moves_truncates():
-    env = ultima_v0.env(max_moves=3)
-    env.reset(seed=1)
-    steps = 0
-    for _agent in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            assert trunc and not term
-            env.step(None)
-            continue
-        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
-        steps += 1
-    assert steps == 3
-
-
-def test_illegal_action_ends_game_with_penalty():
-    env = ultima_v0.env()
-    env.reset()
-    env.step(0)  # a1 -> a1: never legal
-    assert env.rewards["player_0"] == -1 and env.rewards["player_1"] == 0
-    assert all(env.terminations.values())
-
-
 def test_raw_env_rejects_illegal_action_clearly():
     env = ultima_v0.raw_env()
     env.reset()

@@ -106,21 +106,6 @@ def test_illegal_action_raw_and_wrapped():
     assert wrapped.rewards["player_0"] == -1 and all(wrapped.terminations.values())
 
 
-def test_max_moves_counts_whole_turns():
-    env = whistling_v0.env(max_moves=6)
-    env.reset(seed=3)
-    turns = 0
-    for agent in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
-        turns += "turn" in env.unwrapped.infos[agent]
-    assert turns == 6 and all(env.unwrapped.truncations.values())
-    assert not any(env.unwrapped.terminations.values())
-
-
 def test_renders_mid_chain():
     env = whistling_v0.raw_env(render_mode="ansi", position=TAYLOR["position"])
     env.reset()
