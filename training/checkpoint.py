@@ -55,9 +55,11 @@ def load(path: str | Path, kinds: tuple[str, ...] = (FORMAT, MODEL_FORMAT)) -> d
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # corrupt zip, truncated file, a pickle that wants code, ...
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        # torch's own text advises weights_only=False, which must never be followed for a
+        # file from elsewhere, so only the kind of failure is reported
         raise CheckpointError(
-            f"checkpoint {str(path)!r} is corrupt or not a boardzoo checkpoint ({first[:200]})"
+            f"checkpoint {str(path)!r} is corrupt or not a boardzoo checkpoint "
+            f"({type(exc).__name__}; it is only ever loaded with weights_only=True)"
         ) from None
     if not isinstance(data, dict) or data.get("format") not in kinds:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
