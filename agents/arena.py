@@ -14,7 +14,6 @@ import hashlib
 import json
 import multiprocessing
 import os
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from boardzoo.envs.core.game import BoardzooError, GameState
 from boardzoo.envs.core.registry import state_class
 
 from .base import check_spec, make_agent
+from .play import play_from
 
 GAMES_FILE = "games.jsonl"
 CONFIG_FILE = "tournament.json"
@@ -74,31 +74,20 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
     cls = game_class(game)
     players = [make_agent(pairing.first, cls.name, pairing.seed),
                make_agent(pairing.second, cls.name, pairing.seed + 1)]
-    state = cls.start()
-    moves: list[str] = []
-    think = [0.0, 0.0]
-    start = time.perf_counter()
-    while not state.is_terminal() and len(moves) < max_plies:
-        side = state.to_move
-        t0 = time.perf_counter()
-        move = players[side].select_move(state)
-        think[side] += time.perf_counter() - t0
-        moves.append(state.move_to_str(move))
-        state = state.apply(move)
-    w = state.winner() if state.is_terminal() else None
-    scores = [0.5, 0.5] if w is None else [1.0, 0.0] if w == 0 else [0.0, 1.0]
+    record = play_from(cls.start(), players, max_moves=max_plies)
+    w = record["winner"]
     return {
         "id": pairing.id,
         "game": cls.name,
         "players": [pairing.first, pairing.second],
-        "scores": scores,
+        "scores": record["scores"],
         "result": {None: "1/2-1/2", 0: "1-0", 1: "0-1"}[w],
-        "termination": "rules" if state.is_terminal() else "max_plies",
-        "moves": moves,
+        "termination": "rules" if record["terminated"] else "max_plies",
+        "moves": record["moves"],
         "seed": pairing.seed,
-        "plies": len(moves),
-        "seconds": round(time.perf_counter() - start, 4),
-        "think_seconds": [round(t, 4) for t in think],
+        "plies": record["plies"],
+        "seconds": record["seconds"],
+        "think_seconds": record["think_seconds"],
         "agent_stats": [p.stats() for p in players],
     }
 

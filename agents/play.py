@@ -1,13 +1,73 @@
-"""Play one game between agents and return its record (used by ``boardzoo play``)."""
+"""The one game loop: play agents against each other and return the game's record.
+
+``boardzoo play`` (:func:`play_game`), the arena and the trainer's evaluation
+matches all play through :func:`play_from`.
+"""
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..envs.core.game import GameState
 from ..envs.core.registry import load_state
 from .base import Agent
+
+
+def play_from(
+    state: GameState,
+    agents: Sequence[Agent],
+    max_moves: int | None = None,
+    opening_moves: int = 0,
+    opening_seed: int = 0,
+    show: bool = False,
+) -> dict[str, Any]:
+    """Play ``agents[0]`` (first mover) against ``agents[1]`` from ``state``; return the record.
+
+    The first ``opening_moves`` moves are uniformly random (seeded by ``opening_seed``) so
+    that deterministic agents need not replay one game. A game stopped by ``max_moves``
+    scores as a draw. The record holds ``players`` (specs), ``player_names``, ``scores``
+    (1, 0.5 or 0, same order), ``winner`` (0, 1 or None), ``terminated`` (False when
+    ``max_moves`` stopped it), ``result``, ``moves`` (canonical), ``plies``, ``seconds``,
+    ``think_seconds`` (per agent) and ``final_position``.
+    """
+    for agent in agents:
+        agent.reset()
+    opening = random.Random(opening_seed)
+    moves: list[str] = []
+    think = [0.0, 0.0]
+    started = time.perf_counter()
+    if show:
+        print(state.render_text())
+    while not state.is_terminal() and (max_moves is None or len(moves) < max_moves):
+        side = state.to_move
+        if len(moves) < opening_moves:
+            move = opening.choice(list(state.legal_moves()))
+        else:
+            t0 = time.perf_counter()
+            move = agents[side].select_move(state)
+            think[side] += time.perf_counter() - t0
+        moves.append(state.move_to_str(move))
+        state = state.apply(move)
+        if show:
+            print(f"\n{len(moves)}. {moves[-1]}\n{state.render_text()}")
+    terminated = state.is_terminal()
+    winner = state.winner() if terminated else None
+    return {
+        "players": [a.spec for a in agents],
+        "player_names": list(state.player_names),
+        "scores": [0.5, 0.5] if winner is None else [1.0 - winner, float(winner)],
+        "winner": winner,
+        "terminated": terminated,
+        "result": state.result() if terminated else "unfinished (max moves)",
+        "moves": moves,
+        "plies": len(moves),
+        "seconds": round(time.perf_counter() - started, 4),
+        "think_seconds": [round(t, 4) for t in think],
+        "final_position": state.to_text(),
+    }
 
 
 def play_game(
@@ -17,34 +77,5 @@ def play_game(
     max_moves: int | None = None,
     show: bool = False,
 ) -> dict[str, Any]:
-    """Play ``agents[0]`` (first mover) against ``agents[1]``; return the game record.
-
-    The record holds ``players`` (specs), ``player_names``, ``scores`` (1, 0.5
-    or 0, same order), ``result``, ``moves`` (canonical), ``plies`` and
-    ``seconds``. A game stopped by ``max_moves`` scores as a draw.
-    """
-    state = load_state(game, position)
-    for agent in agents:
-        agent.reset()
-    moves: list[str] = []
-    started = time.perf_counter()
-    if show:
-        print(state.render_text())
-    while not state.is_terminal() and (max_moves is None or len(moves) < max_moves):
-        move = agents[state.to_move].select_move(state)
-        moves.append(state.move_to_str(move))
-        state = state.apply(move)
-        if show:
-            print(f"\n{len(moves)}. {moves[-1]}\n{state.render_text()}")
-    winner = state.winner()
-    scores = [0.5, 0.5] if winner is None else [1.0 - winner, float(winner)]
-    return {
-        "players": [a.spec for a in agents],
-        "player_names": list(state.player_names),
-        "scores": scores,
-        "result": state.result() if state.is_terminal() else "unfinished (max moves)",
-        "moves": moves,
-        "plies": len(moves),
-        "seconds": round(time.perf_counter() - started, 4),
-        "final_position": state.to_text(),
-    }
+    """Play one game of ``game`` from its start (or ``position`` text); see :func:`play_from`."""
+    return play_from(load_state(game, position), agents, max_moves=max_moves, show=show)

@@ -8,30 +8,19 @@ two games of a pair swap colours over that same opening.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 from boardzoo.agents.base import Agent, make_agent
+from boardzoo.agents.play import play_from
 from boardzoo.envs.core.registry import load_state
 
 
 def play_one(game: str, agents: list[Agent], opening_moves: int, opening_seed: int,
              max_moves: int | None = None) -> tuple[list[float], int]:
     """Play one game (``agents[0]`` moves first); return (scores per seat, plies)."""
-    state = load_state(game)
-    for agent in agents:
-        agent.reset()
-    rng = random.Random(opening_seed)
-    plies = 0
-    while not state.is_terminal() and (max_moves is None or plies < max_moves):
-        if plies < opening_moves:
-            move = rng.choice(list(state.legal_moves()))
-        else:
-            move = agents[state.to_move].select_move(state)
-        state = state.apply(move)
-        plies += 1
-    winner = state.winner() if state.is_terminal() else None
-    return ([0.5, 0.5] if winner is None else [1.0 - winner, float(winner)]), plies
+    record = play_from(load_state(game), agents, max_moves=max_moves,
+                       opening_moves=opening_moves, opening_seed=opening_seed)
+    return record["scores"], record["plies"]
 
 
 def match(game: str, make_a: Callable[[int], Agent], make_b: Callable[[int], Agent],
