@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .game import GameState, Move, MoveError
+from .game import GameState, MoveError
 
 
 class ActionGame(ABC):
@@ -87,12 +87,9 @@ class ActionGame(ABC):
 
 
 class MoveActions(ActionGame):
-    """Action encoding where every action is one whole move; the action state is the
-    GameState itself. Subclasses define :meth:`action_of` (and observations)."""
-
-    @abstractmethod
-    def action_of(self, state: GameState, move: Move) -> int:
-        """Return the action index of a legal move in ``state``."""
+    """Action encoding where every action is one whole move and a move is an ``int`` that
+    is its own action number (LOA, Ultima); the action state is the GameState itself.
+    Subclasses define the observation planes."""
 
     def from_game_state(self, game: GameState) -> GameState:
         return game
@@ -103,19 +100,19 @@ class MoveActions(ActionGame):
     def to_move(self, state: GameState) -> int:
         return state.to_move
 
-    def moves_by_action(self, state: GameState) -> dict[int, Move]:
-        """Return {action: move} for the legal moves of ``state``."""
-        return {self.action_of(state, m): m for m in state.legal_moves()}
-
     def legal_actions(self, state: GameState) -> list[int]:
-        return sorted(self.moves_by_action(state))
+        return sorted(state.legal_moves())
 
-    def move_of(self, state: GameState, action: int) -> Move:
+    def action_mask(self, state: GameState) -> np.ndarray:
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        mask[state.legal_moves()] = 1  # empty once the game is over
+        return mask
+
+    def move_of(self, state: GameState, action: int) -> int:
         """Return the legal move of ``action``; MoveError if the action is not legal."""
-        move = self.moves_by_action(state).get(action)
-        if move is None:
+        if action not in state.legal_moves():
             raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
-        return move
+        return action
 
     def apply_action(self, state: GameState, action: int) -> tuple[GameState, str]:
         move = self.move_of(state, action)
@@ -125,4 +122,4 @@ class MoveActions(ActionGame):
         return state.move_to_str(self.move_of(state, action))
 
     def str_to_action(self, state: GameState, text: str) -> int:
-        return self.action_of(state, state.parse_move(text))
+        return state.parse_move(text)

@@ -31,7 +31,6 @@ from ..core.actions import MoveActions
 from ..core.aec import BoardGameEnv, wrap
 from ..core.board8 import parse_square
 from ..core.draw import Glyph, draw_board8
-from ..core.game import MoveError
 from .rules import MOVE_CAP, PASS, State
 
 NUM_PLANES = 5
@@ -44,27 +43,11 @@ def bitboard_planes(*boards: int) -> np.ndarray:
 
 
 class LoaActions(MoveActions):
-    """LOA's action encoding (the move int is the action) and observation planes."""
+    """LOA's observation planes; the move int is the action (see MoveActions)."""
 
     state_cls = State
     num_actions = 513
     observation_shape = (8, 8, NUM_PLANES)
-
-    def action_of(self, state: State, move: int) -> int:
-        return move
-
-    def legal_actions(self, state: State) -> list[int]:
-        return sorted(state.legal_moves())
-
-    def action_mask(self, state: State) -> np.ndarray:
-        mask = np.zeros(self.num_actions, dtype=np.int8)
-        mask[state.legal_moves()] = 1
-        return mask
-
-    def move_of(self, state: State, action: int) -> int:
-        if action not in state.legal_moves():
-            raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
-        return action
 
     def observation(self, state: State, player: int) -> np.ndarray:
         obs = np.empty(self.observation_shape, dtype=np.float32)

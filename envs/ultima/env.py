@@ -69,20 +69,6 @@ class UltimaActions(MoveActions):
     num_actions = NUM_ACTIONS
     observation_shape = (8, 8, NUM_PLANES)
 
-    def action_of(self, state: State, move: int) -> int:
-        return move
-
-    def moves_by_action(self, state: State) -> dict[int, int]:
-        return {m: m for m in state.legal_moves()}
-
-    def legal_actions(self, state: State) -> list[int]:
-        return sorted(state.legal_moves())
-
-    def action_mask(self, state: State) -> np.ndarray:
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        mask[state.legal_moves()] = 1  # empty once the game is over, draws included
-        return mask
-
     def move_of(self, state: State, action: int) -> int:
         # captures() also knows the moves of a drawn position: refuse those here
         if state.is_terminal():
