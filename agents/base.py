@@ -81,6 +81,15 @@ def _checkpoint(arg: str | None, game: str, seed: int | None) -> Agent:
     return factory(arg, game, seed)
 
 
+def _openspiel_mcts(arg: str | None, game: str, seed: int | None) -> Agent:
+    """OpenSpiel's MCTSBot as an agent; needs the optional ``openspiel`` extra."""
+    try:
+        module = importlib.import_module("boardzoo.envs.openspiel")
+    except ModuleNotFoundError as exc:
+        raise UnknownAgentError(f"openspiel_mcts needs OpenSpiel: {exc}") from exc
+    return module.mcts_agent(arg, game, seed)
+
+
 #: Agent kind -> factory(arg, game_name, seed). ``arg`` is the text after ``kind:`` or None.
 AGENT_FACTORIES: dict[str, AgentFactory] = {
     "random": lambda arg, game, seed: RandomAgent(seed),
@@ -88,6 +97,7 @@ AGENT_FACTORIES: dict[str, AgentFactory] = {
     "mcts": _lazy("mcts", "from_spec"),
     "alphabeta": _lazy("alphabeta", "from_spec"),
     "human": _lazy("human", "from_spec"),
+    "openspiel_mcts": _openspiel_mcts,
     # Placeholder: boardzoo.training.agent calls register_agent("checkpoint", ...) on import.
     "checkpoint": _checkpoint,
 }
