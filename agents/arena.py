@@ -22,6 +22,7 @@ from boardzoo.envs.core.game import BoardzooError, GameState
 from boardzoo.envs.core.registry import state_class
 
 from .base import check_spec, make_agent
+from .distributed import check_backend, ray_games
 from .play import play_from
 
 GAMES_FILE = "games.jsonl"
@@ -190,14 +191,18 @@ def run_games(game: GameRef, tasks: list[Pairing], workers: int,
 def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, out: str | Path,
                    seed: int = 0, workers: int = 1, resume: bool = False,
                    max_plies: int = DEFAULT_MAX_PLIES, progress: bool = True,
-                   stop_after: int | None = None) -> list[dict]:
+                   stop_after: int | None = None, backend: str = "local",
+                   address: str | None = None) -> list[dict]:
     """Play the missing games of a round robin into ``out``/games.jsonl; return its games.
 
     ``stop_after`` stops after that many newly played games (a planned interruption).
-    The returned records are those of this schedule, in schedule order.
+    The returned records are those of this schedule, in schedule order. ``backend="ray"``
+    plays the games as Ray tasks (:mod:`.distributed`; ``address`` None starts a local
+    instance with ``workers`` CPUs); the records are the same as with the local backend.
     """
     agents = [a.strip() for a in agents]
     cls = validate(game, agents, games_per_pair)
+    check_backend(backend, address)
     out = Path(out)
     config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies)
     done = _prepare(out, config, resume)
@@ -206,9 +211,11 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     todo = [p for p in plan if p.id not in finished]
     if stop_after is not None:
         todo = todo[:stop_after]
+    games = (ray_games(game, todo, max_plies, address, workers) if backend == "ray"
+             else run_games(game, todo, workers, max_plies))
     bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)
     try:
-        for record in run_games(game, todo, workers, max_plies):
+        for record in games:
             append_game(out / GAMES_FILE, record)
             finished[record["id"]] = record
             bar.update(1)

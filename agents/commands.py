@@ -28,7 +28,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     try:
         records = run_tournament(args.game, agents, args.games_per_pair, out, seed=args.seed,
                                  workers=args.workers, resume=args.resume,
-                                 max_plies=args.max_plies, progress=not args.no_progress)
+                                 max_plies=args.max_plies, progress=not args.no_progress,
+                                 backend=args.backend, address=args.address)
     except KeyboardInterrupt:
         done = len(read_games(out / GAMES_FILE))
         print(f"boardzoo: interrupted; {done} finished game(s) are in {out / GAMES_FILE}: "
@@ -76,7 +77,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", required=True,
                    help="comma-separated agent specs, e.g. random,greedy,mcts:200,alphabeta:2")
     p.add_argument("--games-per-pair", type=int, default=20, help="games per pair (default 20)")
-    p.add_argument("--workers", type=int, default=1, help="parallel game processes (default 1)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="parallel game processes, or CPUs of a local Ray instance (default 1)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="where games run: local processes (default) or Ray tasks "
+                   "(docs/distributed.md)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="with --backend ray: the cluster to join (auto or HOST:PORT); "
+                   "default: start a local Ray instance")
     p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
     p.add_argument("--out", default=None, help="output folder (default results/GAME_arena)")
     p.add_argument("--resume", action="store_true", help="continue the games.jsonl in --out")
