@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 import torch
 
 from .actions import ActionGame
+from .game import MoveError
 
 S = TypeVar("S", bound="BatchState")
 
@@ -61,6 +62,10 @@ class BatchState:
             m = mask.view(-1, *([1] * (mine.dim() - 1)))
             out[name] = torch.where(m, theirs, mine)
         return dataclasses.replace(self, **out)
+
+    def clone(self: S) -> S:
+        """Return a copy that shares no tensor with this batch."""
+        return dataclasses.replace(self, **{k: v.clone() for k, v in self.tensors().items()})
 
     def to(self: S, device: torch.device | str) -> S:
         """Return a copy on ``device``."""
@@ -114,6 +119,21 @@ class BatchedGame(ABC):
     def step(self, batch: BatchState, actions: torch.Tensor) -> BatchState:
         """Return the games after each plays its action (finished games unchanged)."""
 
+    def step_inplace(self, batch: BatchState, actions: torch.Tensor) -> BatchState:
+        """Like :meth:`step`, but may overwrite ``batch``'s tensors (for callers that drop it).
+
+        Engines with large history tensors override this to skip copying them.
+        """
+        return self.step(batch, actions)
+
+    def reset_where(self, batch: BatchState, done: torch.Tensor) -> BatchState:
+        """Return ``batch`` with the games where ``done`` (N,) is True back at the start.
+
+        The result may share tensors with ``batch``; pair it with :meth:`step_inplace`
+        only when ``batch`` is dropped too.
+        """
+        return batch.where(done, self.initial(batch.size))
+
     @abstractmethod
     def to_move(self, batch: BatchState) -> torch.Tensor:
         """Return the (N,) int64 player (0 or 1) who acts next in each game."""
@@ -129,3 +149,134 @@ class BatchedGame(ABC):
     @abstractmethod
     def observation(self, batch: BatchState) -> torch.Tensor:
         """Return (N, H, W, C) float32 planes from the view of each game's player to move."""
+
+
+_BYTE_ONES = 0x0101010101010101
+
+
+def _mask_words(mask: torch.Tensor) -> torch.Tensor:
+    """Return the bool mask as int64 words of 8 bytes, zero-padded to whole words."""
+    n, a = mask.shape
+    width = -(-a // 8) * 8
+    row = mask.stride(0)
+    if (mask.stride(1) == 1 and row % 8 == 0 and mask.storage_offset() % 8 == 0 and row >= width
+            and mask.untyped_storage().nbytes() >= mask.storage_offset() + n * row):
+        # rows already start on word boundaries: read them in place if the padding is zero
+        full = torch.as_strided(mask.view(torch.uint8), (n, width), (row, 1))
+        if width == a or not bool(full[:, a:].any()):
+            return full.view(torch.int64)
+    padded = torch.zeros(n, width, dtype=torch.uint8, device=mask.device)
+    padded[:, :a] = mask
+    return padded.view(torch.int64)
+
+
+def random_legal_actions(mask: torch.Tensor,
+                         generator: torch.Generator | None = None) -> torch.Tensor:
+    """Return one uniformly drawn legal action per row of the (N, A) bool ``mask`` (0 if none).
+
+    One random number per game: the k-th legal action is found through words of 8
+    mask bytes, so the cost is a few passes over (N, A / 8) int64s, not (N, A) floats.
+    """
+    n = mask.shape[0]
+    words = _mask_words(mask)  # (N, ceil(A / 8)); each byte is 0 or 1
+    per_word = (words * _BYTE_ONES) >> 56  # top byte: the word's legal actions (at most 8)
+    before = per_word.cumsum(1)
+    total = before[:, -1]
+    r = torch.rand(n, generator=generator, dtype=torch.float64, device=mask.device)
+    k = (r * total).long()  # uniform in [0, total)
+    w = (before <= k[:, None]).sum(1).clamp(max=words.shape[1] - 1)[:, None]
+    k = k - (before.gather(1, w)[:, 0] - per_word.gather(1, w)[:, 0])
+    prefix = words.gather(1, w) * _BYTE_ONES  # byte i: legal actions among bytes 0..i
+    shifts = torch.arange(0, 64, 8, device=mask.device)
+    pos = (((prefix >> shifts) & 0xFF) <= k[:, None]).sum(1)
+    return torch.where(total > 0, 8 * w[:, 0] + pos, 0)
+
+
+class BatchedEnv:
+    """N games of one batched engine played step by step, with optional auto-reset.
+
+    ``step`` returns, per game, the rewards of a game that ended on this step (the
+    ``(N, 2)`` returns, 0 elsewhere) and ``terminated``. With ``auto_reset`` a game
+    that ends is replaced by a fresh one in the same step: its reward and
+    ``terminated`` report the finished game, the observation and mask the new one.
+    Without it, a finished game stays finished (``terminated`` stays True, its
+    actions are ignored) until :meth:`reset`.
+
+    The env owns ``batch`` and overwrites its tensors in place (``step_inplace``);
+    use ``batch.clone()`` for a copy that outlives the next step.
+    ``final_batch`` is the batch right after the last step, before the auto-reset:
+    the games that just ended in their final positions (valid until the next step).
+    """
+
+    def __init__(self, game: BatchedGame | str, n: int, device: torch.device | str = "cpu",
+                 auto_reset: bool = True, check_actions: bool = False) -> None:
+        """Create ``n`` games of ``game`` (an engine or a registry name) at the start."""
+        if isinstance(game, str):
+            from .registry import batched_game  # local: the registry imports game packages
+
+            game = batched_game(game, device)
+        if n < 1:
+            raise ValueError(f"a BatchedEnv needs at least one game, got n={n}")
+        self.game = game
+        self.num_envs = n
+        self.device = game.device
+        self.auto_reset = auto_reset
+        self.check_actions = check_actions
+        self.generator = torch.Generator(device=self.device)
+        self.batch = game.initial(n)
+        self.final_batch = self.batch
+        self._mask: torch.Tensor | None = None
+
+    def reset(self, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start all games afresh; ``seed`` seeds :meth:`random_actions`. Returns (obs, mask)."""
+        if seed is not None:
+            self.generator.manual_seed(seed)
+        self.batch = self.game.initial(self.num_envs)
+        self._mask = None
+        return self.observation(), self.legal_mask()
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Play one action per game; return (obs, rewards (N, 2), terminated (N,))."""
+        actions = torch.as_tensor(actions, device=self.device).long()
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"expected {self.num_envs} actions, got shape {tuple(actions.shape)}")
+        was_over = self.game.terminated(self.batch)
+        if self.check_actions:
+            self._check(actions, was_over)
+        batch = self.game.step_inplace(self.batch, actions)
+        over = self.game.terminated(batch)
+        ended = over & ~was_over
+        rewards = self.game.returns(batch) * ended[:, None]
+        self.final_batch = batch
+        if self.auto_reset and bool(over.any()):
+            batch = self.game.reset_where(batch, over)
+        self.batch = batch
+        self._mask = None
+        return self.observation(), rewards, (ended if self.auto_reset else over)
+
+    def legal_mask(self) -> torch.Tensor:
+        """Return the (N, A) bool mask of the current games (cached until the next step)."""
+        if self._mask is None:
+            self._mask = self.game.legal_mask(self.batch)
+        return self._mask
+
+    def observation(self) -> torch.Tensor:
+        """Return the (N, H, W, C) float32 observations from the view of each player to move."""
+        return self.game.observation(self.batch)
+
+    def to_move(self) -> torch.Tensor:
+        """Return the (N,) int64 player to move in each game."""
+        return self.game.to_move(self.batch)
+
+    def random_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Return a uniformly random legal action per game (0 for a finished game)."""
+        return random_legal_actions(self.legal_mask(), generator or self.generator)
+
+    def _check(self, actions: torch.Tensor, over: torch.Tensor) -> None:
+        if bool(((actions < 0) | (actions >= self.game.num_actions)).any()):
+            raise MoveError(f"actions must lie in [0, {self.game.num_actions})")
+        legal = self.legal_mask().gather(1, actions[:, None])[:, 0] | over
+        if not bool(legal.all()):
+            bad = (~legal).nonzero()[:, 0][:5].tolist()
+            raise MoveError(f"illegal action in game(s) {bad}: "
+                            f"{[int(actions[i]) for i in bad]}")

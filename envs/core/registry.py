@@ -57,3 +57,15 @@ def env_module(name: str) -> ModuleType:
 def action_game(name: str):  # -> ActionGame (import kept local to avoid a cycle)
     """Return the ActionGame (action encoding, masks, observations) of game ``name``."""
     return env_module(name).raw_env.actions
+
+
+def batched_game(name: str, device: str = "cpu"):  # -> BatchedGame (torch not imported here)
+    """Return game ``name``'s batched torch engine (``envs/<name>/batched.py``) on ``device``."""
+    game_package(name)
+    try:
+        module = importlib.import_module(GAMES[name] + ".batched")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(GAMES[name]):
+            raise UnknownGameError(f"game {name!r} has no batched engine yet") from exc
+        raise
+    return module.Engine(device)

@@ -1,0 +1,111 @@
+"""A Gymnasium vector env over a batched engine: ``num_envs`` games stepped as one.
+
+Each sub-env is one game seen by whoever is to move, like the AEC env's
+``observe(agent_selection)``: the observation is ``{"observation": planes,
+"action_mask": int8 mask}`` (the AEC env's spaces) and an action is the AEC
+env's action number. Both players act through the same sub-env in turn, so the
+reward of a step goes to the player who just moved (+1 win, -1 loss, 0 draw or
+not over); ``infos["to_move"]`` says who acts next and, for games that ended,
+``infos["returns"]`` holds both players' outcomes (``infos["_returns"]`` marks
+them).
+
+Autoreset is ``AutoresetMode.SAME_STEP``: a game that ends is replaced by a new
+one within the same ``step``; that step reports ``terminations[i] = True`` and the
+reward of the finished game, while the returned observation is the new game's
+first. The finished game's last observation is ``infos["final_obs"][i]`` (an
+object array, ``None`` elsewhere, marked by ``infos["_final_obs"]``). Games end
+only by their rules (move caps included), so ``truncations`` is always False.
+
+Outputs are numpy arrays by default; ``torch_output=True`` gives torch tensors on
+the engine's device instead (no copies to the host).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from .batched import BatchedEnv, BatchedGame
+
+
+class BoardzooVectorEnv(VectorEnv):
+    """``num_envs`` games of a boardzoo batched engine behind the Gymnasium vector API."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(self, game: str | BatchedGame, num_envs: int, device: str = "cpu",
+                 torch_output: bool = False, check_actions: bool = True) -> None:
+        """Create the games; ``check_actions`` rejects illegal actions with MoveError."""
+        self.env = BatchedEnv(game, num_envs, device=device, auto_reset=True,
+                              check_actions=check_actions)
+        self.game = self.env.game
+        self.num_envs = num_envs
+        self.torch_output = torch_output
+        n = self.game.num_actions
+        self.single_observation_space = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, shape=self.game.observation_shape,
+                                      dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(n,), dtype=np.int8),
+        })
+        self.single_action_space = spaces.Discrete(n)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start every game afresh; ``seed`` seeds ``np_random``, the action space and
+        :meth:`random_actions`. No options are defined."""
+        if options:
+            raise ValueError(f"BoardzooVectorEnv.reset takes no options, got {sorted(options)}")
+        if seed is not None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+            self.action_space.seed(seed)
+        obs, mask = self.env.reset(seed=seed)
+        return self._obs(obs, mask), {"to_move": self._out(self.env.to_move())}
+
+    def step(self, actions: Any) -> tuple[dict[str, Any], Any, Any, Any, dict[str, Any]]:
+        """Play one action per game (see the module docstring for rewards and autoreset)."""
+        if isinstance(actions, np.ndarray | list | tuple):
+            actions = torch.from_numpy(np.asarray(actions, dtype=np.int64))
+        mover = self.env.to_move().clone()
+        obs, returns, ended = self.env.step(actions)
+        reward = returns.gather(1, mover[:, None])[:, 0]
+        infos: dict[str, Any] = {"to_move": self._out(self.env.to_move())}
+        if bool(ended.any()):
+            infos["returns"], infos["_returns"] = self._out(returns), self._out(ended)
+            infos["final_obs"], infos["_final_obs"] = self._final_obs(ended), self._out(ended)
+        truncated = torch.zeros_like(ended)
+        return (self._obs(obs, self.env.legal_mask()), self._out(reward), self._out(ended),
+                self._out(truncated), infos)
+
+    def random_actions(self) -> Any:
+        """Return one uniformly random legal action per game (seeded by ``reset``)."""
+        return self._out(self.env.random_actions())
+
+    def close(self, **kwargs: Any) -> None:
+        """Release nothing: the games live in tensors."""
+        self.closed = True
+
+    # -- helpers ------------------------------------------------------------------------
+    def _out(self, x: torch.Tensor) -> Any:
+        return x if self.torch_output else x.cpu().numpy()
+
+    def _obs(self, planes: torch.Tensor, mask: torch.Tensor) -> dict[str, Any]:
+        return {"observation": self._out(planes), "action_mask": self._out(mask.to(torch.int8))}
+
+    def _final_obs(self, ended: torch.Tensor) -> np.ndarray:
+        """Return an object array with the last observation of each game that just ended."""
+        rows = ended.nonzero()[:, 0]
+        final = self.env.final_batch.index(rows)
+        planes = self.game.observation(final)
+        mask = torch.zeros(len(rows), self.game.num_actions, dtype=torch.bool, device=rows.device)
+        out = np.full(self.num_envs, None, dtype=object)
+        for k, i in enumerate(rows.tolist()):
+            out[i] = self._obs(planes[k], mask[k])
+        return out
