@@ -75,6 +75,9 @@ class SelfPlayConfig:
     parallel_games: int = 16
     #: Worker processes for self-play (0 or 1: in this process).
     workers: int = 1
+    #: ``reference`` (per-game Python trees over the ActionGame) or ``batched`` (the game's
+    #: batched engine, trees in tensors, all games searched at once; one process).
+    engine: str = "reference"
     #: Actions sampled in proportion to visit counts for the first this many actions, then argmax.
     temperature_moves: int = 20
     #: A game longer than this many actions is stopped and scored as a draw...
@@ -83,6 +86,12 @@ class SelfPlayConfig:
     #: evaluation (boardzoo.agents.evaluation, as MCTS playouts use at their cut-off): a
     #: value signal for games whose early self-play rarely finishes (Ultima, Whistling).
     adjudicate: bool = False
+    #: ``local`` (this process or ``workers`` processes) or ``ray`` (``workers`` Ray tasks per
+    #: iteration, the same games; docs/distributed.md).
+    backend: str = "local"
+    #: Ray cluster to join (``auto`` or ``HOST:PORT``); empty: start a local Ray instance.
+    #: Ignored by the local backend.
+    ray_address: str = ""
 
 
 @dataclass
@@ -239,8 +248,15 @@ def validate(cfg: Config) -> Config:
     need(p.games_per_iteration >= 1, "selfplay.games_per_iteration", "at least 1")
     need(p.parallel_games >= 1, "selfplay.parallel_games", "at least 1")
     need(p.workers >= 0, "selfplay.workers", "0 or more")
+    need(p.engine in ("reference", "batched"), "selfplay.engine",
+         f"'reference' or 'batched' (got {p.engine!r})")
+    need(p.engine == "reference" or p.workers <= 1, "selfplay.workers",
+         "0 or 1 with selfplay.engine batched (it plays all games in one process)")
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
+    need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
+    need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
+         "local with selfplay.engine batched (the Ray pool plays the reference engine)")
     t = cfg.train
     need(t.batch_size >= 1, "train.batch_size", "at least 1")
     need(t.steps_per_iteration >= 0, "train.steps_per_iteration", "0 or more")

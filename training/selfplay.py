@@ -6,7 +6,8 @@ one process: every round, each game's search walks to one leaf, and all the
 leaves go through the network as one batch (batched inference). With
 ``workers > 1`` the games are split over worker processes
 (:class:`SelfPlayPool`), each running the same batched loop with one torch
-thread.
+thread; ``selfplay.backend: ray`` runs the same chunks as Ray tasks
+(:class:`RaySelfPlayPool`, on a local Ray instance or a cluster).
 
 Determinism: every game draws its randomness (Dirichlet or Gumbel noise,
 temperature sampling) from a generator seeded by its own seed, and games are
@@ -196,6 +197,13 @@ def _worker_play(state_dict: dict[str, torch.Tensor],
     return records, time.process_time() - start
 
 
+def split_seeds(seeds: list[int], workers: int) -> list[list[int]]:
+    """Split seeds into contiguous chunks, one per worker (the same for every backend)."""
+    # the split depends only on len(seeds) and workers, so the games do too
+    return [[int(s) for s in c] for c in np.array_split(np.asarray(seeds, dtype=np.int64),
+                                                        max(workers, 1)) if len(c)]
+
+
 class SelfPlayPool:
     """Self-play over ``workers`` processes (spawned once, reused every iteration)."""
 
@@ -213,10 +221,8 @@ class SelfPlayPool:
     def play(self, net: torch.nn.Module, seeds: list[int],
              progress: Callable[[int], None] | None = None) -> list[GameRecord]:
         state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-        # contiguous chunks, one per worker: the split depends only on len(seeds) and workers
-        chunks = [list(c) for c in np.array_split(np.asarray(seeds, dtype=np.int64),
-                                                  self.workers) if len(c)]
-        futures = [self.pool.submit(_worker_play, state, [int(s) for s in c]) for c in chunks]
+        chunks = split_seeds(seeds, self.workers)
+        futures = [self.pool.submit(_worker_play, state, c) for c in chunks]
         out: list[GameRecord] = []
         for f in futures:
             recs, cpu = f.result()
@@ -228,3 +234,47 @@ class SelfPlayPool:
 
     def close(self) -> None:
         self.pool.shutdown(cancel_futures=True)
+
+
+def _ray_worker_play(cfg_dict: dict[str, Any], state_dict: dict[str, torch.Tensor],
+                     seeds: list[int]) -> tuple[list[GameRecord], float]:
+    """Ray task: :func:`_worker_play` in a Ray worker (set up once per worker and config)."""
+    if _WORKER.get("cfg_dict") != cfg_dict:
+        _worker_init(cfg_dict)
+        _WORKER["cfg_dict"] = cfg_dict
+    return _worker_play(state_dict, seeds)
+
+
+class RaySelfPlayPool:
+    """Self-play as Ray tasks (``selfplay.backend: ray``): the chunks of :class:`SelfPlayPool`.
+
+    Each iteration puts the weights in the object store once and runs one task per chunk
+    (``selfplay.workers`` chunks, split as the local pool splits them), so the games equal
+    the local backend's; a task whose worker dies is re-run by Ray.
+    """
+
+    def __init__(self, cfg: Config) -> None:
+        from boardzoo.agents.distributed import connect
+
+        self.workers = max(cfg.selfplay.workers, 1)
+        self.cfg_dict = cfg.to_dict()
+        #: CPU seconds the Ray workers spent playing.
+        self.cpu = 0.0
+        self.conn = connect(cfg.selfplay.ray_address or None, num_cpus=self.workers)
+
+    def play(self, net: torch.nn.Module, seeds: list[int],
+             progress: Callable[[int], None] | None = None) -> list[GameRecord]:
+        state = self.conn.ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
+        chunks = split_seeds(seeds, self.workers)
+        done: dict[int, list[GameRecord]] = {}
+        for i, (recs, cpu) in self.conn.stream(
+                _ray_worker_play, [(self.cfg_dict, state, c) for c in chunks],
+                describe=lambda i: f"self-play chunk {i + 1}/{len(chunks)}"):
+            done[i] = recs
+            self.cpu += cpu
+            if progress is not None:
+                progress(len(recs))
+        return [r for i in range(len(chunks)) for r in done[i]]
+
+    def close(self) -> None:
+        self.conn.close()

@@ -35,11 +35,12 @@ import torch
 
 from boardzoo.envs.core.registry import action_game
 
+from .batched_selfplay import batched_engine, play_games_batched
 from .buffer import ReplayBuffer
 from .checkpoint import FORMAT, CheckpointError, load, model_file, save_atomic
 from .config import Config, ConfigError, dump_config, from_dict
 from .network import build_net, masked_log_softmax
-from .selfplay import SelfPlayPool, game_seed, play_games
+from .selfplay import RaySelfPlayPool, SelfPlayPool, game_seed, play_games
 from .symmetry import symmetries
 
 METRICS_FIELDS = ["iteration", "elapsed_s", "cpu_s", "selfplay_s", "train_s", "eval_s", "games",
@@ -98,6 +99,8 @@ class Trainer:
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
         self.game = action_game(cfg.game)
+        #: The batched engine (selfplay.engine: batched), or None for the reference path.
+        self.engine = batched_engine(cfg.game) if cfg.selfplay.engine == "batched" else None
         torch.manual_seed(cfg.seed)
         self.net = build_net(cfg, self.game)
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.train.lr,
@@ -263,7 +266,8 @@ class Trainer:
         if self.iteration >= cfg.iterations:
             self._say(f"run already complete: {self.iteration}/{cfg.iterations} iterations")
             return self.summary()
-        pool = SelfPlayPool(cfg) if cfg.selfplay.workers > 1 else None
+        pool = (RaySelfPlayPool(cfg) if cfg.selfplay.backend == "ray"
+                else SelfPlayPool(cfg) if cfg.selfplay.workers > 1 else None)
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -282,7 +286,9 @@ class Trainer:
                 if bar is not None:
                     bar.set_postfix_str(f"iter {it}: self-play {len(seeds)} games")
                 records = (pool.play(self.net, seeds) if pool is not None
-                           else play_games(self.net, self.game, cfg, seeds))
+                           else play_games(self.net, self.game, cfg, seeds)
+                           if self.engine is None
+                           else play_games_batched(self.net, self.engine, cfg, seeds))
                 t1 = time.perf_counter()
                 for rec in records:
                     self.buffer.add_game(rec)

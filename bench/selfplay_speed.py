@@ -1,0 +1,104 @@
+"""Self-play games/hour of the batched path (selfplay.engine: batched) against the single-env
+reference path, with the same fresh network, simulations and seeds, in one run.
+
+Usage: python bench/selfplay_speed.py --game loa [--games 64] [--simulations 32]
+       [--max-moves M] [--root gumbel|puct] [--threads 1] [--repeats 1]
+
+The network is a fresh default one from ``configs/<game>.yaml`` (seeded), and
+both paths play ``--games`` games with ``parallel_games`` = games, so each
+network call takes every game's leaf in both. Games/hour is games over wall
+seconds (best of ``--repeats``, the paths alternating); CPU seconds and
+positions/second are printed too, since the two paths draw different random
+games (their lengths differ) and a shared machine makes wall time noisy.
+The last line printed is one JSON object (game, games, simulations,
+games_per_hour_batched, games_per_hour_reference, ratio, and details).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from boardzoo.envs.core.registry import action_game
+from boardzoo.training.batched_selfplay import batched_engine, play_games_batched
+from boardzoo.training.config import load_config
+from boardzoo.training.network import build_net
+from boardzoo.training.selfplay import game_seed, play_games
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def timed(play) -> dict[str, float]:
+    """Run ``play()``; return its wall and CPU seconds, games and positions."""
+    w, c = time.perf_counter(), time.process_time()
+    records = play()
+    wall, cpu = time.perf_counter() - w, time.process_time() - c
+    positions = sum(r.length for r in records)
+    return {"wall_s": wall, "cpu_s": cpu, "games": len(records), "positions": positions,
+            "capped": sum(r.capped for r in records)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--game", default="loa")
+    parser.add_argument("--games", type=int, default=64)
+    parser.add_argument("--simulations", type=int, default=None,
+                        help="simulations per action (default: the config's)")
+    parser.add_argument("--max-moves", type=int, default=None,
+                        help="cap on actions per game (default: the config's)")
+    parser.add_argument("--root", choices=["gumbel", "puct"], default=None)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="device of the batched path")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    sets = [f"selfplay.games_per_iteration={args.games}", f"selfplay.parallel_games={args.games}",
+            "selfplay.workers=1"]
+    if args.simulations is not None:
+        sets.append(f"mcts.simulations={args.simulations}")
+    if args.max_moves is not None:
+        sets.append(f"selfplay.max_moves={args.max_moves}")
+    if args.root is not None:
+        sets.append(f"mcts.root={args.root}")
+    cfg = load_config(REPO / "configs" / f"{args.game}.yaml", sets)
+    game = action_game(args.game)
+    engine = batched_engine(args.game, args.device)
+    torch.manual_seed(cfg.seed)
+    net = build_net(cfg, game).eval()
+    dev_net = build_net(cfg, game).to(args.device).eval()
+    dev_net.load_state_dict(net.state_dict())
+    seeds = [game_seed(cfg.seed, 1, g) for g in range(args.games)]
+    runs: dict[str, list[dict[str, float]]] = {"batched": [], "reference": []}
+    for r in range(args.repeats):
+        for name in ("batched", "reference") if r % 2 == 0 else ("reference", "batched"):
+            if name == "batched":
+                res = timed(lambda: play_games_batched(dev_net, engine, cfg, seeds))
+            else:
+                res = timed(lambda: play_games(net, game, cfg, seeds))
+            runs[name].append(res)
+            print(f"{name:9s} {res['games']} games, {res['positions']} positions "
+                  f"({res['capped']} capped): {res['wall_s']:.1f} s wall, "
+                  f"{res['cpu_s']:.1f} s CPU", flush=True)
+    best = {k: min(v, key=lambda x: x["wall_s"]) for k, v in runs.items()}
+    gph = {k: b["games"] / b["wall_s"] * 3600 for k, b in best.items()}
+    out = {"game": args.game, "games": args.games, "simulations": cfg.mcts.simulations,
+           "games_per_hour_batched": round(gph["batched"], 1),
+           "games_per_hour_reference": round(gph["reference"], 1),
+           "ratio": round(gph["batched"] / gph["reference"], 3),
+           "root": cfg.mcts.root, "max_moves": cfg.selfplay.max_moves, "device": args.device,
+           "threads": args.threads, "repeats": args.repeats}
+    for k, b in best.items():
+        out[f"positions_per_s_{k}"] = round(b["positions"] / b["wall_s"], 1)
+        out[f"positions_per_cpu_s_{k}"] = round(b["positions"] / max(b["cpu_s"], 1e-9), 1)
+        out[f"avg_length_{k}"] = round(b["positions"] / b["games"], 1)
+    out["cpu_ratio_positions"] = round(out["positions_per_cpu_s_batched"]
+                                       / out["positions_per_cpu_s_reference"], 3)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
