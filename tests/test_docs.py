@@ -1,0 +1,213 @@
+"""The docs stay true: links resolve, pictures exist and can be redrawn, the pages' env
+snippets print what the pages say, and the CLI and config references cover every option."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib.util
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from PIL import Image
+
+from boardzoo.cli import build_parser
+from boardzoo.envs import loa_v0, ultima_v0, whistling_v0
+from boardzoo.training import config as training_config
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+PAGES = sorted(DOCS.glob("*.md")) + [REPO / "README.md"]
+IMAGES = DOCS / "images"
+MAX_IMAGE_BYTES = 150 * 1024
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+ENVS = {"loa": loa_v0, "ultima": ultima_v0, "whistling": whistling_v0}
+FIGURES = {  # picture -> (game, number of boards side by side)
+    "loa_start": ("loa", 1), "loa_connection": ("loa", 1),
+    "ultima_start": ("ultima", 1), "ultima_capture": ("ultima", 2),
+    "whistling_start": ("whistling", 1), "whistling_chain": ("whistling", 2),
+}
+GAP = 16  # pixels between the boards of a two-board picture (docs/make_figures.py)
+
+_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def prose(text: str) -> str:
+    """Return Markdown without fenced code blocks and code spans (links there are text)."""
+    return _CODE_SPAN.sub("", _FENCE.sub("", text))
+
+
+def slug(heading: str) -> str:
+    """Return GitHub's anchor for a heading: lowercase, punctuation dropped, spaces -> '-'."""
+    text = heading.strip().lower().replace("`", "")
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    """Return the anchors of every heading of a Markdown page."""
+    text = _FENCE.sub("", page.read_text())
+    return {slug(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def links(page: Path) -> list[str]:
+    """Return the targets of every link and image of a page, outside code."""
+    return _LINK.findall(prose(page.read_text()))
+
+
+def relative_links() -> list[tuple[Path, str]]:
+    """Return (page, target) for every link that is not a URL."""
+    return [(p, t) for p in PAGES for t in links(p)
+            if not re.match(r"[a-z]+:", t)]
+
+
+def test_pages_have_links_to_check() -> None:
+    # guards the regexes: the docs index alone links every page
+    targets = {t for p, t in relative_links() if p.name == "README.md" and p.parent == DOCS}
+    assert {"loa.md", "ultima.md", "whistling.md", "cli.md", "training.md"} <= targets
+
+
+@pytest.mark.parametrize(("page", "target"), relative_links(),
+                         ids=[f"{p.relative_to(REPO)}->{t}" for p, t in relative_links()])
+def test_relative_link_points_to_an_existing_file_in_the_repo(page: Path, target: str) -> None:
+    path_part, _, fragment = target.partition("#")
+    dest = (page.parent / path_part).resolve() if path_part else page
+    assert dest.is_file(), f"{page.name}: link {target!r} -> {dest} does not exist"
+    assert REPO in dest.parents, f"{page.name}: link {target!r} leaves the repository"
+    if fragment and dest.suffix == ".md":
+        assert fragment in anchors(dest), f"{page.name}: no heading #{fragment} in {dest.name}"
+
+
+def test_slug_matches_github_for_punctuated_headings() -> None:
+    assert slug("Playing a trained network: `checkpoint:...`") == \
+        "playing-a-trained-network-checkpoint"
+    assert slug("Symmetries (`training/symmetry.py`, `train.augment`)") == \
+        "symmetries-trainingsymmetrypy-trainaugment"
+
+
+def test_every_picture_exists_is_small_and_is_used() -> None:
+    used = {(p.parent / t).resolve() for p, t in relative_links() if t.endswith(".png")}
+    committed = set(IMAGES.glob("*.png"))
+    assert {p.stem for p in committed} == set(FIGURES), "docs/images differs from the figures"
+    assert committed <= used, f"pictures no page shows: {sorted(committed - used)}"
+    for path in committed:
+        data = path.read_bytes()
+        assert data.startswith(PNG_SIGNATURE), path
+        assert len(data) < MAX_IMAGE_BYTES, f"{path.name} is {len(data)} bytes"
+        Image.open(path).verify()
+
+
+def start_render(game: str) -> np.ndarray:
+    """Return the env's own picture of the start position."""
+    env = ENVS[game].raw_env(render_mode="rgb_array")
+    env.reset(seed=0)
+    return env.render()
+
+
+def test_make_figures_redraws_every_picture(tmp_path: Path) -> None:
+    out = tmp_path / "images"
+    run = subprocess.run([sys.executable, str(DOCS / "make_figures.py"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert {p.stem for p in out.glob("*.png")} == set(FIGURES)
+    for name, (game, boards) in FIGURES.items():
+        data = (out / f"{name}.png").read_bytes()
+        assert data.startswith(PNG_SIGNATURE) and len(data) < MAX_IMAGE_BYTES, name
+        picture = np.asarray(Image.open(out / f"{name}.png").convert("RGB"))
+        start = start_render(game)
+        height, width = start.shape[:2]
+        assert picture.shape == (height, boards * width + (boards - 1) * GAP, 3), name
+        if name.endswith("_start"):
+            assert np.array_equal(picture, start), f"{name} is not the env's own picture"
+        else:  # a mid-game position: not the start board, in either half
+            assert not np.array_equal(picture[:, :width], start), name
+
+
+def test_make_figures_rejects_an_unknown_figure(tmp_path: Path, capsys) -> None:
+    spec = importlib.util.spec_from_file_location("make_figures", DOCS / "make_figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as exit_info:
+        module.main(["--out", str(tmp_path), "chess_start"])
+    assert exit_info.value.code == 2
+    assert "unknown figure chess_start" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("game", list(ENVS))
+def test_env_snippet_prints_what_the_page_shows(game: str) -> None:
+    text = (DOCS / f"{game}.md").read_text()
+    section = text[text.index("## Using the env"):]
+    match = re.search(r"```python\n(.*?)```\n\n```\n(.*?)```", section, re.S)
+    assert match, f"docs/{game}.md: no snippet followed by its output"
+    code, shown = match.groups()
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, f"docs/{game}.md", "exec"), {"__name__": "__docs__"})
+    assert printed.getvalue() == shown
+
+
+def cli_sections() -> dict[str, str]:
+    """Return the text of each '## name' section of docs/cli.md."""
+    text = (DOCS / "cli.md").read_text()
+    parts = re.split(r"^## (\S+)\n", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_cli_page_documents_every_subcommand_and_option() -> None:
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if a.dest == "command"]
+    sections = cli_sections()
+    assert len(sub.choices) >= 7
+    for name, subparser in sub.choices.items():
+        assert name in sections, f"docs/cli.md has no '## {name}' section"
+        for action in subparser._actions:
+            for option in action.option_strings:
+                if option.startswith("--") and option != "--help":
+                    assert option in sections[name], f"docs/cli.md '## {name}' lacks {option}"
+
+
+def config_rows() -> dict[str, str]:
+    """Return {dotted key: default text} from the config table of docs/training.md."""
+    text = (DOCS / "training.md").read_text()
+    table = text[text.index("## Config reference"):]
+    rows: dict[str, str] = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        names = re.findall(r"`([^`]+)`", cells[0])
+        section = names[0].rpartition(".")[0]
+        keys = [names[0]] + [f"{section}.{n}" if section else n for n in names[1:]]
+        defaults = [d.strip() for d in re.split(r",\s+(?![^\[]*\])", cells[1])]
+        assert len(defaults) == len(keys), f"training.md row {line!r}"
+        assert not set(keys) & set(rows), f"training.md lists {set(keys) & set(rows)} twice"
+        rows.update(zip(keys, defaults, strict=True))
+    return rows
+
+
+def test_training_config_table_lists_every_key_with_its_default() -> None:
+    rows = config_rows()
+    cfg = training_config.Config()
+    expected: dict[str, object] = {}
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(value):
+            expected.update({f"{f.name}.{g.name}": getattr(value, g.name)
+                             for g in dataclasses.fields(value)})
+        else:
+            expected[f.name] = value
+    assert set(rows) == set(expected), "config table keys differ from training/config.py"
+    for key, default in expected.items():
+        shown = yaml.safe_load(rows[key])
+        if isinstance(default, float):
+            assert float(shown) == default, key
+        else:
+            assert shown == default, key
