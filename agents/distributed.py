@@ -79,6 +79,17 @@ def _reachable(address: str) -> None:
                            "'ray start --head' or check --address") from None
 
 
+def _auto_address() -> str | None:
+    """Return the HOST:PORT that ``auto`` names (RAY_ADDRESS, else the last ``ray start``),
+    or None when Ray finds none (ray.init then fails at once)."""
+    try:  # Ray's own lookup; it is private, so on any failure ray.init decides alone
+        from ray._private.services import canonicalize_bootstrap_address
+
+        return canonicalize_bootstrap_address("auto")
+    except Exception:
+        return None
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -160,8 +171,10 @@ def connect(address: str | None = None, num_cpus: int = 1) -> RayConnection:
     must still be reachable).
     """
     ray = require_ray()
-    if address and address != "auto":
-        _reachable(address)
+    # "auto" too: a stale address left by a stopped `ray start` makes ray.init retry for minutes
+    target = _auto_address() if address == "auto" else address
+    if target:
+        _reachable(target)
     if ray.is_initialized():
         return RayConnection(ray, owned=False)
     quiet = {"logging_level": logging.ERROR, "include_dashboard": False}

@@ -101,8 +101,12 @@ class SingleAgentEnv(gymnasium.Env):
 
         ``options={"position": TEXT}`` starts from that position text.
         """
-        if seed is None and self._first_seed is not None:
-            seed, self._first_seed = self._first_seed, None
+        unknown = sorted(set(options or {}) - {"position"})
+        if unknown:  # a misspelt option would otherwise start silently from the usual position
+            raise SingleAgentError(f"reset takes only the option 'position', got {unknown}")
+        if seed is None:
+            seed = self._first_seed
+        self._first_seed = None  # only the first reset may use it, even when given a seed
         super().reset(seed=seed)
         if seed is not None:
             self._episodes = 0

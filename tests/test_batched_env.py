@@ -139,3 +139,12 @@ def test_base_reset_where_matches_the_engines_override():
     fast = [s.to_text() for s in game.to_states(game.reset_where(env.batch, done))]
     assert texts == fast
     assert [texts[i] == State.start().to_text() for i in range(5)] == done.tolist()
+
+
+def test_a_device_that_contradicts_the_given_engine_is_an_error():
+    # the env runs on its engine's device: a different explicit device was silently ignored
+    engine = batched_game("loa", "cpu")
+    with pytest.raises(ValueError, match="device"):
+        BatchedEnv(engine, 2, device="meta")
+    assert BatchedEnv(engine, 2, device="cpu").device == torch.device("cpu")
+    assert BatchedEnv(engine, 2).device == engine.device  # no device given: the engine's

@@ -169,3 +169,27 @@ def test_cli_without_ray_says_how_to_install(tmp_path, capsys, monkeypatch, argv
     assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pip install 'boardzoo[ray]'" in err[0], err
+
+
+def test_auto_address_that_is_unreachable_fails_fast(monkeypatch):
+    # "auto" resolves through RAY_ADDRESS (or the file a `ray start` leaves behind); ray.init
+    # would retry a dead address for minutes, so it must be checked like an explicit one
+    ray = pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{free_port()}")
+
+    def no_init(*args, **kwargs):
+        raise AssertionError("ray.init must not be tried on an unreachable address")
+
+    monkeypatch.setattr(ray, "init", no_init)
+    with pytest.raises(BackendError, match="cannot reach a Ray cluster"):
+        connect("auto")
+
+
+def test_train_cli_rejects_a_ray_address_without_the_ray_backend(tmp_path, capsys):
+    # with the local backend the address used to be ignored: the run trained locally
+    argv = ["train", "--config", TINY, "--quiet", "--out", str(tmp_path / "o"),
+            "--set", "selfplay.ray_address=10.0.0.5:6379"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "selfplay.ray_address" in err[0], err
+    assert not (tmp_path / "o").exists()

@@ -262,3 +262,21 @@ def test_render_ansi_shows_the_board():
     env = SingleAgentEnv("loa", render_mode="ansi", seed=0)
     env.reset()
     assert "to move: black" in env.render()
+
+
+def test_the_constructor_seed_does_not_override_a_later_unseeded_reset():
+    # reset(seed=7) first: the constructor's seed must not come back on the next reset(),
+    # which would restart the opponent's randomness and the colour alternation
+    env = SingleAgentEnv("loa", seed=3)
+    a = play_out(env, 7) + play_out(env, None)
+    fresh = SingleAgentEnv("loa")
+    assert play_out(fresh, 7) + play_out(fresh, None) == a
+    env.reset(seed=7)
+    assert env.reset()[1]["learner_side"] == 1
+
+
+def test_unknown_reset_options_are_rejected():
+    env = SingleAgentEnv("loa", seed=0)
+    with pytest.raises(SingleAgentError, match="position"):
+        env.reset(options={"positon": "anything"})  # misspelt
+    assert env.reset(options={})[1]["learner_side"] == 0

@@ -77,3 +77,10 @@ def test_bad_actions_and_options():
         env.step(np.array([512, 512]))  # pass while moves exist
     with pytest.raises(ValueError):
         env.reset(options={"position": "x"})
+
+
+def test_a_device_that_contradicts_the_given_engine_is_an_error():
+    from boardzoo.envs.core.registry import batched_game
+
+    with pytest.raises(ValueError, match="device"):
+        BoardzooVectorEnv(batched_game("loa", "cpu"), 2, device="meta")

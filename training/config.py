@@ -90,7 +90,7 @@ class SelfPlayConfig:
     #: iteration, the same games; docs/distributed.md).
     backend: str = "local"
     #: Ray cluster to join (``auto`` or ``HOST:PORT``); empty: start a local Ray instance.
-    #: Ignored by the local backend.
+    #: Only with the ray backend (set with ``local``, it is an error, not silently ignored).
     ray_address: str = ""
 
 
@@ -257,6 +257,8 @@ def validate(cfg: Config) -> Config:
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
     need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
          "local with selfplay.engine batched (the Ray pool plays the reference engine)")
+    need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",
+         f"empty unless selfplay.backend is ray (got {p.ray_address!r})")
     t = cfg.train
     need(t.batch_size >= 1, "train.batch_size", "at least 1")
     need(t.steps_per_iteration >= 0, "train.steps_per_iteration", "0 or more")

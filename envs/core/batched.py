@@ -208,13 +208,20 @@ class BatchedEnv:
     the games that just ended in their final positions (valid until the next step).
     """
 
-    def __init__(self, game: BatchedGame | str, n: int, device: torch.device | str = "cpu",
+    def __init__(self, game: BatchedGame | str, n: int, device: torch.device | str | None = None,
                  auto_reset: bool = True, check_actions: bool = False) -> None:
-        """Create ``n`` games of ``game`` (an engine or a registry name) at the start."""
+        """Create ``n`` games of ``game`` (an engine or a registry name) at the start, on
+        ``device`` (default CPU; an engine's own device, which ``device`` must then match)."""
         if isinstance(game, str):
             from .registry import batched_game  # local: the registry imports game packages
 
-            game = batched_game(game, device)
+            game = batched_game(game, "cpu" if device is None else device)
+        elif device is not None:  # why: the engine decides, so a different device would be ignored
+            want, have = torch.device(device), game.device
+            if want.type != have.type or None not in (want.index, have.index) \
+                    and want.index != have.index:
+                raise ValueError(f"device {str(want)!r} differs from the engine's device "
+                                 f"{str(have)!r}; build the engine on that device instead")
         if n < 1:
             raise ValueError(f"a BatchedEnv needs at least one game, got n={n}")
         self.game = game

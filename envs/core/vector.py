@@ -39,9 +39,10 @@ class BoardzooVectorEnv(VectorEnv):
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, game: str | BatchedGame, num_envs: int, device: str = "cpu",
+    def __init__(self, game: str | BatchedGame, num_envs: int, device: str | None = None,
                  torch_output: bool = False, check_actions: bool = True) -> None:
-        """Create the games; ``check_actions`` rejects illegal actions with MoveError."""
+        """Create the games (on ``device``, as :class:`BatchedEnv`); ``check_actions`` rejects
+        illegal actions with MoveError."""
         self.env = BatchedEnv(game, num_envs, device=device, auto_reset=True,
                               check_actions=check_actions)
         self.game = self.env.game
