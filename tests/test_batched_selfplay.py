@@ -9,7 +9,6 @@ the self-play records are replayed through the reference rules.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import random
 from pathlib import Path
 
@@ -35,7 +34,6 @@ torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parent.parent
 TINY = str(REPO / "configs" / "tiny.yaml")
 TTT, NIM = BatchedTicTacToe(), BatchedBonusNim()
-HAVE_LOA = importlib.util.find_spec("boardzoo.envs.loa.batched") is not None
 
 
 def ttt_positions(games: int, seed: int = 0) -> list[TicTacToe]:
@@ -304,7 +302,6 @@ def test_selfplay_engine_config_is_validated():
         load_config(TINY, ["selfplay.engine=batched", "selfplay.workers=2"])
 
 
-@pytest.mark.skipif(not HAVE_LOA, reason="envs/loa/batched.py is not there yet")
 def test_tiny_training_run_with_the_batched_engine(tmp_path, capsys):
     from boardzoo.cli import main
     from boardzoo.training.checkpoint import load
@@ -329,10 +326,6 @@ def test_tiny_training_run_with_the_batched_engine(tmp_path, capsys):
 
 
 # -- the real batched engines -------------------------------------------------------------------
-def has_engine(name: str) -> bool:
-    return importlib.util.find_spec(f"boardzoo.envs.{name}.batched") is not None
-
-
 def action_positions(name: str, n: int, seed: int) -> list:
     """Unfinished action states from seeded random play (restarting after 100 actions)."""
     from boardzoo.envs.core.registry import action_game
@@ -355,8 +348,6 @@ def action_positions(name: str, n: int, seed: int) -> list:
 def test_real_engines_search_like_the_single_env_search(name, root):
     """On each game's batched engine (Whistling: hops of a chain by one player), the same
     fake network gives the same root visits as mcts.py over the reference ActionGame."""
-    if not has_engine(name):
-        pytest.skip(f"envs/{name}/batched.py is not there yet")
     from boardzoo.training.batched_selfplay import batched_engine
 
     engine = batched_engine(name)
@@ -389,7 +380,6 @@ def loa_state_of(obs: np.ndarray, player: int):
     return State(black, white, player, round(float(obs[0, 0, 3]) * MOVE_CAP))
 
 
-@pytest.mark.skipif(not HAVE_LOA, reason="envs/loa/batched.py is not there yet")
 def test_loa_selfplay_records_replay_through_the_reference_rules():
     from boardzoo.envs.loa.batched import Engine
     from boardzoo.training.network import build_net

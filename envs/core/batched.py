@@ -276,7 +276,14 @@ class BatchedEnv:
         return self.game.to_move(self.batch)
 
     def random_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Return a uniformly random legal action per game (0 for a finished game)."""
+        """Return a uniformly random legal action per game (0 for a finished game).
+
+        Uses the engine's own ``random_actions(batch, generator)`` when it has one (Ultima
+        draws from its destination bitboards, far cheaper than scanning a 4096-wide mask).
+        """
+        sample = getattr(self.game, "random_actions", None)
+        if sample is not None:
+            return sample(self.batch, generator or self.generator)
         return random_legal_actions(self.legal_mask(), generator or self.generator)
 
     def _check(self, actions: torch.Tensor, over: torch.Tensor) -> None:
