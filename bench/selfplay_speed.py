@@ -23,8 +23,8 @@ from pathlib import Path
 
 import torch
 
-from boardzoo.envs.core.registry import action_game
-from boardzoo.training.batched_selfplay import batched_engine, play_games_batched
+from boardzoo.envs.core.registry import action_game, batched_game
+from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.config import load_config
 from boardzoo.training.network import build_net
 from boardzoo.training.selfplay import game_seed, play_games
@@ -66,7 +66,7 @@ def main() -> None:
         sets.append(f"mcts.root={args.root}")
     cfg = load_config(REPO / "configs" / f"{args.game}.yaml", sets)
     game = action_game(args.game)
-    engine = batched_engine(args.game, args.device)
+    engine = batched_game(args.game, args.device)
     torch.manual_seed(cfg.seed)
     net = build_net(cfg, game).eval()
     dev_net = build_net(cfg, game).to(args.device).eval()

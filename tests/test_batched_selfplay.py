@@ -348,9 +348,9 @@ def action_positions(name: str, n: int, seed: int) -> list:
 def test_real_engines_search_like_the_single_env_search(name, root):
     """On each game's batched engine (Whistling: hops of a chain by one player), the same
     fake network gives the same root visits as mcts.py over the reference ActionGame."""
-    from boardzoo.training.batched_selfplay import batched_engine
+    from boardzoo.envs.core.registry import batched_game
 
-    engine = batched_engine(name)
+    engine = batched_game(name)
     states = action_positions(name, 6, seed=11)
     cfg = MCTSConfig(root=root, dirichlet_alpha=0.0, gumbel_m=8)
     search = run_batched_search(engine, batched_fake_eval(engine), engine.from_states(states),

@@ -18,7 +18,6 @@ the games played beside it: a seed alone does not fix its game.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import numpy as np
@@ -28,26 +27,8 @@ from boardzoo.envs.core.batched import BatchedGame
 
 from .batched_mcts import BatchedSearch, Evaluator, NetBatchEvaluator, tree_capacity
 from .batched_tree import new_tree, reroot
-from .config import Config, ConfigError
+from .config import Config
 from .selfplay import GameRecord, adjudicate
-
-
-def batched_engine(name: str, device: torch.device | str = "cpu") -> BatchedGame:
-    """Return the batched engine of game ``name``; ConfigError when it has none."""
-    from boardzoo.envs.core import registry
-
-    if hasattr(registry, "batched_game"):
-        return registry.batched_game(name, device)
-    registry.game_package(name)  # unknown names fail here with the usual message
-    path = f"{registry.GAMES[name]}.batched"
-    try:
-        module = importlib.import_module(path)
-    except ModuleNotFoundError as exc:
-        if exc.name != path:
-            raise
-        raise ConfigError(f"selfplay.engine: batched: game {name!r} has no batched engine "
-                          f"yet; use reference") from exc
-    return module.Engine(device)
 
 
 def generator_seed(seeds: list[int]) -> int:

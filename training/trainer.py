@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.envs.core.registry import action_game
+from boardzoo.envs.core.registry import action_game, batched_game
 
-from .batched_selfplay import batched_engine, play_games_batched
+from .batched_selfplay import play_games_batched
 from .buffer import ReplayBuffer
 from .checkpoint import FORMAT, CheckpointError, load, model_file, save_atomic
 from .config import Config, ConfigError, dump_config, from_dict
@@ -100,7 +100,7 @@ class Trainer:
             torch.set_num_threads(cfg.threads)
         self.game = action_game(cfg.game)
         #: The batched engine (selfplay.engine: batched), or None for the reference path.
-        self.engine = batched_engine(cfg.game) if cfg.selfplay.engine == "batched" else None
+        self.engine = batched_game(cfg.game) if cfg.selfplay.engine == "batched" else None
         torch.manual_seed(cfg.seed)
         self.net = build_net(cfg, self.game)
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.train.lr,
