@@ -22,6 +22,11 @@ class EnvAgent:
         self._plan: list[int] = []  # hop actions of the planned turn still to play
         self._key: Any = None  # key of the position the plan was made in
 
+    @property
+    def planned(self) -> bool:
+        """True while actions of an already planned turn remain to be played."""
+        return bool(self._plan)
+
     def act(self, env: Any) -> int:
         """Return the action for the agent to move in ``env`` (wrapped or not)."""
         raw = env.unwrapped
@@ -35,16 +40,19 @@ class EnvAgent:
                 astate):
             return self._plan.pop(0)
         text = game.move_to_str(self.agent.select_move(game))
-        plan = _actions_for(actions, astate, text)
+        # The notation names the first action; only the rest of the turn needs a search.
+        plan = _actions_for(actions, astate, text, [actions.str_to_action(astate, text)])
         if plan is None:
             raise RuntimeError(f"no action sequence plays {text!r}; env and rules disagree")
         self._plan, self._key = plan[1:], game.key()
         return plan[0]
 
 
-def _actions_for(actions: Any, astate: Any, text: str) -> list[int] | None:
-    """Return the actions that play whole turn ``text`` from ``astate`` (depth-first search)."""
-    for action in actions.legal_actions(astate):
+def _actions_for(actions: Any, astate: Any, text: str,
+                 first: list[int] | None = None) -> list[int] | None:
+    """Return the actions that play whole turn ``text`` from ``astate`` (depth-first search),
+    trying only ``first`` as the first action when given."""
+    for action in actions.legal_actions(astate) if first is None else first:
         after, done = actions.apply_action(astate, action)
         if done is not None:
             if done == text:

@@ -29,6 +29,7 @@ except ModuleNotFoundError as exc:  # the extra is optional: say how to get it
         'pip install "boardzoo[openspiel]"', name=exc.name) from exc
 
 from boardzoo.agents.base import Agent, UnknownAgentError, register_agent
+from boardzoo.agents.env_adapter import EnvAgent
 from boardzoo.agents.evaluation import get_evaluator, get_scale
 from boardzoo.agents.mcts import parse_options
 from boardzoo.envs.core.actions import ActionGame
@@ -269,47 +270,22 @@ def load(game: str) -> BoardzooGame:
 
 
 # -- bots and agents in both directions ---------------------------------------------------
-def turn_actions(actions: ActionGame, state: Any, text: str) -> list[int]:
-    """Return the actions that play the turn written ``text`` from action state ``state``
-    (at a turn's start); MoveError if no legal turn has that canonical notation."""
-
-    def search(s: Any, choices: list[int]) -> list[int] | None:
-        for a in choices:
-            nxt, done = actions.apply_action(s, a)
-            if done is not None:
-                if done == text:
-                    return [a]
-            elif (rest := search(nxt, actions.legal_actions(nxt))) is not None:
-                return [a, *rest]
-        return None
-
-    found = search(state, [actions.str_to_action(state, text)])
-    if found is None:
-        raise MoveError(f"no legal turn is written {text!r} here")
-    return found
-
-
 class AgentBot(pyspiel.Bot):
     """An OpenSpiel bot that plays a boardzoo Agent's whole-turn moves, hop by hop."""
 
     def __init__(self, agent: Agent) -> None:
         pyspiel.Bot.__init__(self)
         self.agent = agent
-        self._plan: list[int] = []  # hops still to play in this turn
+        self._driver = EnvAgent(agent)  # plans the whole turn, returns one action a call
 
     def restart_at(self, state: BoardzooState) -> None:
-        self._plan = []
+        self._driver = EnvAgent(self.agent)
         self.agent.reset()
 
     def step(self, state: BoardzooState) -> int:
-        if state.mid_turn and self._plan:
-            return self._plan.pop(0)
-        if state.mid_turn:
+        if state.mid_turn and not self._driver.planned:
             raise BoardzooError("AgentBot cannot take over a turn another player started")
-        game = state.game_state
-        move = self.agent.select_move(game)
-        self._plan = turn_actions(state.actions, state.action_state, game.move_to_str(move))
-        return self._plan.pop(0)
+        return self._driver.act_on(state.actions, state.action_state)
 
 
 class HeuristicEvaluator(mcts.Evaluator):
