@@ -9,17 +9,20 @@ function (``boardzoo.agents.commands``, ``boardzoo.training.commands``).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import time
 from collections.abc import Sequence
 
-from .envs.core.game import BoardzooError
-from .envs.core.registry import GAMES, load_state
+from boardzoo import __version__
+from boardzoo.agents import commands as agent_commands
+from boardzoo.agents import make_agent
+from boardzoo.agents.human import HumanQuit
+from boardzoo.agents.play import play_game
+from boardzoo.envs.core.game import BoardzooError, divide
+from boardzoo.envs.core.registry import GAMES, load_state
+from boardzoo.training import commands as training_commands
 
 EXIT_USAGE = 2
-#: Modules that contribute subcommands, if present.
-COMMAND_MODULES = ("boardzoo.agents.commands", "boardzoo.training.commands")
 
 
 class UsageError(BoardzooError):
@@ -56,11 +59,10 @@ def cmd_perft(args: argparse.Namespace) -> int:
     state = load_state(args.game, args.position)
     started = time.perf_counter()
     if args.divide and args.depth >= 1:
-        total = 0
-        for move in state.legal_moves():
-            count = state.apply(move).perft(args.depth - 1)
-            total += count
-            print(f"{state.move_to_str(move)}: {count}")
+        counts = divide(state, args.depth)
+        for move, count in counts.items():
+            print(f"{move}: {count}")
+        total = sum(counts.values())
     else:
         total = state.perft(args.depth)
     seconds = time.perf_counter() - started
@@ -72,10 +74,6 @@ def cmd_perft(args: argparse.Namespace) -> int:
 
 def cmd_play(args: argparse.Namespace) -> int:
     """Play games between two agents and print each result and the totals."""
-    from .agents import make_agent
-    from .agents.human import HumanQuit
-    from .agents.play import play_game
-
     if len(args.agents) != 2:
         raise UsageError("--agents needs exactly two agent specs")
     if args.games < 1:
@@ -138,20 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_position(p)
     p.set_defaults(func=cmd_play)
 
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register(sub)
+    agent_commands.register(sub)
+    training_commands.register(sub)
     return parser
 
 
 def _version() -> str:
-    from . import __version__
-
     return f"boardzoo {__version__}"
 
 

@@ -211,7 +211,8 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     todo = [p for p in plan if p.id not in finished]
     if stop_after is not None:
         todo = todo[:stop_after]
-    games = (ray_games(game, todo, max_plies, address, workers) if backend == "ray"
+    games = (ray_games(game, todo, max_plies, address, workers, play=play_game)
+             if backend == "ray"
              else run_games(game, todo, workers, max_plies))
     bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)
     try:

@@ -12,6 +12,7 @@ import importlib
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from boardzoo.envs.core.game import BoardzooError, GameState, Move
 
@@ -52,59 +53,46 @@ class RandomAgent(Agent):
 AgentFactory = Callable[[str | None, str, int | None], Agent]
 
 
-def _lazy(module: str, name: str) -> AgentFactory:
-    """Return a factory that imports ``boardzoo.agents.<module>.<name>`` on first use."""
+@dataclass(frozen=True)
+class LazyFactory:
+    """A factory that imports ``module`` and calls its ``name`` on first use; picklable, so
+    worker processes and Ray tasks get the same registry entry (why lazy: greedy, MCTS and
+    the learned agent pull in modules, torch included, that other commands never need)."""
 
-    def factory(arg: str | None, game: str, seed: int | None) -> Agent:
-        return getattr(importlib.import_module(f"boardzoo.agents.{module}"), name)(arg, game, seed)
+    module: str
+    name: str
+    #: Optional extra that the module needs (named in the error when it is missing).
+    extra: str = ""
 
-    return factory
-
-
-#: Module that registers the ``checkpoint`` kind when imported (the training issue's hook).
-CHECKPOINT_MODULE = "boardzoo.training.agent"
-
-
-def _checkpoint(arg: str | None, game: str, seed: int | None) -> Agent:
-    """Load the training package, which replaces this entry with the real checkpoint factory."""
-    try:
-        importlib.import_module(CHECKPOINT_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name and CHECKPOINT_MODULE.startswith(exc.name):
-            raise UnknownAgentError(
-                "checkpoint agents need boardzoo.training, which is not available yet"
-            ) from exc
-        raise
-    factory = AGENT_FACTORIES.get("checkpoint")
-    if factory is None or factory is _checkpoint:
-        raise UnknownAgentError(f"{CHECKPOINT_MODULE} did not register the 'checkpoint' agent")
-    return factory(arg, game, seed)
-
-
-def _openspiel_mcts(arg: str | None, game: str, seed: int | None) -> Agent:
-    """OpenSpiel's MCTSBot as an agent; needs the optional ``openspiel`` extra."""
-    try:
-        module = importlib.import_module("boardzoo.envs.openspiel")
-    except ModuleNotFoundError as exc:
-        raise UnknownAgentError(f"openspiel_mcts needs OpenSpiel: {exc}") from exc
-    return module.mcts_agent(arg, game, seed)
+    def __call__(self, arg: str | None, game: str, seed: int | None) -> Agent:
+        try:
+            module = importlib.import_module(self.module)
+        except ModuleNotFoundError as exc:
+            if not self.extra or (exc.name and self.module.startswith(exc.name)):
+                raise
+            raise UnknownAgentError(f"this agent needs the optional extra {self.extra!r} "
+                                    f"(pip install 'boardzoo[{self.extra}]'): {exc}") from None
+        return getattr(module, self.name)(arg, game, seed)
 
 
 #: Agent kind -> factory(arg, game_name, seed). ``arg`` is the text after ``kind:`` or None.
+#: Layers above add kinds with :func:`register_agent` (the package root adds ``checkpoint``,
+#: the learned agent of boardzoo.training).
 AGENT_FACTORIES: dict[str, AgentFactory] = {
     "random": lambda arg, game, seed: RandomAgent(seed),
-    "greedy": _lazy("greedy", "from_spec"),
-    "mcts": _lazy("mcts", "from_spec"),
-    "alphabeta": _lazy("alphabeta", "from_spec"),
-    "human": _lazy("human", "from_spec"),
-    "openspiel_mcts": _openspiel_mcts,
-    # Placeholder: boardzoo.training.agent calls register_agent("checkpoint", ...) on import.
-    "checkpoint": _checkpoint,
+    "greedy": LazyFactory(f"{__package__}.greedy", "from_spec"),
+    "mcts": LazyFactory(f"{__package__}.mcts", "from_spec"),
+    "alphabeta": LazyFactory(f"{__package__}.alphabeta", "from_spec"),
+    "human": LazyFactory(f"{__package__}.human", "from_spec"),
+    "openspiel_mcts": LazyFactory(f"{__package__}.openspiel_bots", "mcts_agent", "openspiel"),
 }
+#: Kinds that wait for a person; automatic matches (evaluation baselines) refuse them.
+INTERACTIVE_KINDS = frozenset({"human"})
 
 
 def register_agent(kind: str, factory: AgentFactory) -> None:
-    """Add or replace the factory of agent ``kind`` (how boardzoo.training adds ``checkpoint``)."""
+    """Add or replace the factory of agent ``kind`` (a picklable one, such as a
+    :class:`LazyFactory`, also reaches worker processes)."""
     AGENT_FACTORIES[kind.lower()] = factory
 
 

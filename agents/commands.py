@@ -9,6 +9,7 @@ from pathlib import Path
 
 from boardzoo.envs.core.game import BoardzooError
 
+from . import report
 from .arena import DEFAULT_MAX_PLIES, GAMES_FILE, ArenaError, read_games, run_tournament
 
 
@@ -19,8 +20,6 @@ def _agents_list(text: str) -> list[str]:
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     """Run (or resume) a round robin, then print and write its report."""
-    from . import report
-
     agents = _agents_list(args.agents)
     out = Path(args.out or f"results/{args.game}_arena")
     if args.workers < 1:
@@ -44,8 +43,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 def cmd_rate(args: argparse.Namespace) -> int:
     """Rate the games of a games.jsonl (or a tournament folder) and print the report."""
-    from . import report
-
     src = Path(args.games)
     path = src / GAMES_FILE if src.is_dir() else src
     if not path.exists():

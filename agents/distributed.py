@@ -196,18 +196,16 @@ def connect(address: str | None = None, num_cpus: int = 1) -> RayConnection:
 
 
 def ray_games(game: Any, tasks: Sequence[Any], max_plies: int, address: str | None = None,
-              num_cpus: int = 1, play: Callable[..., dict] | None = None) -> Iterator[dict]:
+              num_cpus: int = 1, *, play: Callable[..., dict]) -> Iterator[dict]:
     """Yield the records of tournament games played as Ray tasks, in finishing order.
 
-    ``tasks`` are :class:`~boardzoo.agents.arena.Pairing`; ``play`` (default
+    ``tasks`` are :class:`~boardzoo.agents.arena.Pairing`; ``play`` (the arena passes
     ``arena.play_game``) is called as ``play(game, pairing, max_plies)`` in a worker,
     so ``game`` (a name, or a state class) and ``play`` must be importable there.
     Connects eagerly (errors surface at the call); nothing to play starts nothing.
     """
     if not tasks:
         return iter(())
-    if play is None:
-        from .arena import play_game as play
     conn = connect(address, num_cpus)
     return _games(conn, play, game, list(tasks), max_plies)
 

@@ -30,7 +30,7 @@ class EnvAgent:
     def act(self, env: Any) -> int:
         """Return the action for the agent to move in ``env`` (wrapped or not)."""
         raw = env.unwrapped
-        return self.act_on(raw.actions, raw.state)
+        return self.act_on(raw.actions, raw.action_state)
 
     def act_on(self, actions: Any, astate: Any) -> int:
         """Return the action for action state ``astate`` of an ActionGame ``actions``."""

@@ -11,8 +11,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..envs.core.game import GameState
-from ..envs.core.registry import load_state
+from boardzoo.envs.core.game import GameState
+from boardzoo.envs.core.registry import load_state
+
 from .base import Agent
 
 

@@ -61,12 +61,12 @@ def selfplay_speed(cfg_path: str, games: int) -> dict:
     """Time the same self-play games three ways (wall and CPU seconds)."""
     from boardzoo.envs.core.registry import action_game
     from boardzoo.training.network import build_net
-    from boardzoo.training.selfplay import SelfPlayPool, game_seed, play_games
+    from boardzoo.training.selfplay import SelfPlayPool, play_games, selfplay_seed
 
     out = {}
     base = load_config(cfg_path)
     game = action_game(base.game)
-    seeds = [game_seed(0, 1, i) for i in range(games)]
+    seeds = [selfplay_seed(0, 1, i) for i in range(games)]
     for label, overrides in (("one process, unbatched", ["selfplay.parallel_games=1"]),
                              (f"one process, batched x{games}",
                               [f"selfplay.parallel_games={games}"]),

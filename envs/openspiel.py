@@ -1,12 +1,13 @@
-"""boardzoo's games as OpenSpiel Python games, and OpenSpiel's MCTS as a boardzoo agent.
+"""boardzoo's games as OpenSpiel Python games.
 
 Needs the optional extra: ``pip install "boardzoo[openspiel]"`` (``open-spiel``).
 Importing this module registers ``python_boardzoo_loa``, ``python_boardzoo_ultima`` and
 ``python_boardzoo_whistling`` with ``pyspiel`` (so ``pyspiel.load_game`` and OpenSpiel's
-bots, evaluators and RL code work on them) and the agent kind ``openspiel_mcts:N``.
+bots, evaluators and RL code work on them). Bots and agents in both directions
+(``AgentBot``, the agent kind ``openspiel_mcts:N``) are :mod:`boardzoo.agents.openspiel_bots`.
 
 One OpenSpiel action is one action of the game's ``Discrete`` space in the PettingZoo
-env (``boardzoo.envs.<game>.env``): a whole move in LOA and Ultima, one hop in
+env (``boardzoo.envs.<game>_v0``): a whole move in LOA and Ultima, one hop in
 Whistling, where a capture chain is several actions in a row by the same
 ``current_player()``. The observation tensor is the env's observation planes,
 shape (height, width, planes), from the observing player's view.
@@ -14,56 +15,34 @@ shape (height, width, planes), from the observing player's view.
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 import numpy as np
 
 try:
     import pyspiel
-    from open_spiel.python.algorithms import mcts
     from open_spiel.python.observation import IIGObserverForPublicInfoGame
 except ModuleNotFoundError as exc:  # the extra is optional: say how to get it
     raise ModuleNotFoundError(
         f"boardzoo.envs.openspiel needs OpenSpiel ({exc.name} is missing): "
         'pip install "boardzoo[openspiel]"', name=exc.name) from exc
 
-from boardzoo.agents.base import Agent, UnknownAgentError, register_agent
-from boardzoo.agents.env_adapter import EnvAgent
-from boardzoo.agents.evaluation import get_evaluator, get_scale
-from boardzoo.agents.mcts import parse_options
-from boardzoo.envs.core.actions import ActionGame
-from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
-from boardzoo.envs.core.registry import GAMES, UnknownGameError, action_game
+from .core.actions import ActionGame
+from .core.game import BoardzooError, GameState, MoveError
+from .core.registry import game_names, get_spec
+from .core.spec import GameSpec
 
 PREFIX = "python_boardzoo_"
-LONG_NAMES = {"loa": "Lines of Action", "ultima": "Ultima", "whistling": "Monochromatic Whistling"}
 
 
 def short_name(game: str) -> str:
     """Return the OpenSpiel name of boardzoo game ``game`` (``"python_boardzoo_loa"``)."""
-    name = game.removeprefix(PREFIX)
-    if name not in GAMES:
-        raise UnknownGameError(f"unknown game {game!r}; choose one of: {', '.join(GAMES)}")
-    return PREFIX + name
+    return PREFIX + get_spec(game.removeprefix(PREFIX)).name
 
 
 def max_game_length(game: str) -> int:
     """Return the most actions a game from the start position can last (its draw caps)."""
-    if game == "loa":
-        from boardzoo.envs.loa.rules import MOVE_CAP
-        return MOVE_CAP  # plies, one action each
-    if game == "ultima":
-        from boardzoo.envs.ultima.rules import PLY_CAP
-        return PLY_CAP
-    if game == "whistling":
-        from boardzoo.envs.whistling.rules import DRAW_QUIET, State
-        # Every hop of a capturing turn captures, and a side left without stones has
-        # lost, so at most (all stones - 1) capturing hops; before each capturing turn
-        # at most DRAW_QUIET - 1 quiet one-hop turns, and DRAW_QUIET after the last one.
-        captures = sum(s.bit_count() for s in State.start().stones) - 1
-        return captures + captures * (DRAW_QUIET - 1) + DRAW_QUIET
-    raise UnknownGameError(f"unknown game {game!r}; choose one of: {', '.join(GAMES)}")
+    return get_spec(game.removeprefix(PREFIX)).max_game_length
 
 
 class _Shared:
@@ -219,10 +198,11 @@ class BoardzooGame(pyspiel.Game):
 
 def _game_class(game: str) -> type[BoardzooGame]:
     """Build the BoardzooGame subclass (with its type, info and state class) of ``game``."""
-    actions = action_game(game)
+    spec: GameSpec = get_spec(game)
+    actions = spec.actions
     game_type = pyspiel.GameType(
         short_name=short_name(game),
-        long_name=f"Python boardzoo {LONG_NAMES.get(game, game)}",
+        long_name=f"Python boardzoo {spec.long_name}",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
         information=pyspiel.GameType.Information.PERFECT_INFORMATION,
@@ -242,7 +222,7 @@ def _game_class(game: str) -> type[BoardzooGame]:
         min_utility=-1.0,
         max_utility=1.0,
         utility_sum=0.0,
-        max_game_length=max_game_length(game))
+        max_game_length=spec.max_game_length)
     title = game.capitalize()
     state_cls = type(f"{title}OpenSpielState", (BoardzooState,), {"actions": actions})
     return type(f"{title}OpenSpielGame", (BoardzooGame,), {
@@ -261,7 +241,7 @@ def register(game: str) -> str:
 
 def register_all() -> list[str]:
     """Register every boardzoo game with pyspiel; return their OpenSpiel names."""
-    return [register(game) for game in GAMES]
+    return [register(game) for game in game_names()]
 
 
 def load(game: str) -> BoardzooGame:
@@ -269,95 +249,4 @@ def load(game: str) -> BoardzooGame:
     return pyspiel.load_game(register(game))
 
 
-# -- bots and agents in both directions ---------------------------------------------------
-class AgentBot(pyspiel.Bot):
-    """An OpenSpiel bot that plays a boardzoo Agent's whole-turn moves, hop by hop."""
-
-    def __init__(self, agent: Agent) -> None:
-        pyspiel.Bot.__init__(self)
-        self.agent = agent
-        self._driver = EnvAgent(agent)  # plans the whole turn, returns one action a call
-
-    def restart_at(self, state: BoardzooState) -> None:
-        self._driver = EnvAgent(self.agent)
-        self.agent.reset()
-
-    def step(self, state: BoardzooState) -> int:
-        if state.mid_turn and not self._driver.planned:
-            raise BoardzooError("AgentBot cannot take over a turn another player started")
-        return self._driver.act_on(state.actions, state.action_state)
-
-
-class HeuristicEvaluator(mcts.Evaluator):
-    """OpenSpiel MCTS leaf evaluator from boardzoo's static evaluation (no rollouts):
-    tanh(evaluation / scale) for the side to move, uniform priors."""
-
-    def __init__(self, game: str) -> None:
-        self.evaluate_position = get_evaluator(game)
-        self.scale = get_scale(game)
-
-    def evaluate(self, state: BoardzooState) -> np.ndarray:
-        if state.is_terminal():
-            return np.array(state.returns())
-        game = state.game_state  # mid-chain: the position before the turn, same mover
-        value = float(np.tanh(self.evaluate_position(game) / self.scale))
-        return np.array([value, -value] if game.to_move == 0 else [-value, value])
-
-    def prior(self, state: BoardzooState) -> list[tuple[int, float]]:
-        legal = state.legal_actions()
-        return [(a, 1.0 / len(legal)) for a in legal]
-
-
-class OpenSpielMCTSAgent(Agent):
-    """OpenSpiel's MCTSBot as a boardzoo agent: ``openspiel_mcts:N`` (N simulations with
-    OpenSpiel's random rollouts) or ``openspiel_mcts:N,leaf=eval`` (boardzoo's evaluation at
-    the leaves); ``c=`` sets the UCT constant. In Whistling each hop gets its own search."""
-
-    def __init__(self, game: str, simulations: int = 100, seed: int | None = None,
-                 leaf: str = "rollout", uct_c: float = 2.0) -> None:
-        if simulations < 1 or leaf not in ("rollout", "eval") or not uct_c >= 0:
-            raise UnknownAgentError(f"openspiel_mcts needs simulations >= 1, leaf=rollout or "
-                                    f"leaf=eval and c >= 0, got {simulations}, {leaf!r}, {uct_c}")
-        self.game = load(game)
-        self.simulations = simulations
-        rng = np.random.RandomState(None if seed is None else seed % 2**32)
-        evaluator = (HeuristicEvaluator(game) if leaf == "eval"
-                     else mcts.RandomRolloutEvaluator(1, rng))
-        self.bot = mcts.MCTSBot(self.game, uct_c, simulations, evaluator, random_state=rng)
-        self._searches = 0
-        self._seconds = 0.0
-
-    def select_move(self, state: GameState) -> Move:
-        started = time.perf_counter()
-        spiel = self.game.state_from(state)
-        spiel.apply_action(self.bot.step(spiel))
-        self._searches += 1
-        while spiel.mid_turn:
-            spiel.apply_action(self.bot.step(spiel))
-            self._searches += 1
-        self._seconds += time.perf_counter() - started
-        return state.parse_move(spiel.last_turn)
-
-    def stats(self) -> dict[str, float]:
-        return {"searches": self._searches, "simulations": self._searches * self.simulations,
-                "seconds": round(self._seconds, 4)}
-
-
-def mcts_agent(arg: str | None, game: str, seed: int | None) -> OpenSpielMCTSAgent:
-    """Agent factory of ``openspiel_mcts[:N][,leaf=rollout|eval][,c=2.0]`` (N = 100)."""
-    sims, opts = parse_options("openspiel_mcts", arg, "simulations")
-    usage = "use openspiel_mcts:N[,leaf=rollout|eval][,c=2.0]"
-    unknown = set(opts) - {"leaf", "c"}
-    if unknown:
-        raise UnknownAgentError(f"agent openspiel_mcts: unknown option(s) {sorted(unknown)}; "
-                                + usage)
-    try:
-        simulations, uct_c = int(sims or 100), float(opts.get("c", 2.0))
-    except ValueError:
-        raise UnknownAgentError(f"agent openspiel_mcts:{arg}: N and c must be numbers; "
-                                + usage) from None
-    return OpenSpielMCTSAgent(game, simulations, seed, opts.get("leaf", "rollout"), uct_c)
-
-
 register_all()
-register_agent("openspiel_mcts", mcts_agent)

@@ -147,9 +147,9 @@ def test_human_explains_rejections_and_asks_again():
 @pytest.mark.parametrize("game", ["loa", "whistling"])
 def test_env_adapter_plays_whole_games(game):
     from boardzoo.agents.env_adapter import EnvAgent
-    from boardzoo.envs.core.registry import env_module
+    from boardzoo.envs.aec import make_env
 
-    env = env_module(game).env(max_moves=40)
+    env = make_env(game, max_moves=40)
     env.reset(seed=0)
     players = {a: EnvAgent(make_agent("random", game, i)) for i, a in enumerate(env.agents)}
     steps = hops = 0
@@ -157,5 +157,5 @@ def test_env_adapter_plays_whole_games(game):
         _, _, termination, truncation, _ = env.last()
         env.step(None if termination or truncation else players[name].act(env))
         steps += 1
-        hops += termination is False and len(getattr(env.unwrapped.state, "done", ())) > 0
+        hops += termination is False and len(getattr(env.unwrapped.action_state, "done", ())) > 0
     assert steps > 10 and (game != "whistling" or hops > 0)  # chains took several steps

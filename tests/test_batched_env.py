@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -10,7 +12,7 @@ from boardzoo.envs.core import registry
 from boardzoo.envs.core.batched import BatchedEnv, BatchedGame, random_legal_actions
 from boardzoo.envs.core.game import MoveError
 from boardzoo.envs.core.registry import UnknownGameError, batched_game
-from boardzoo.envs.loa.env import LoaActions
+from boardzoo.envs.loa.actions import LoaActions
 from boardzoo.envs.loa.rules import State
 
 ACTIONS = LoaActions()
@@ -123,8 +125,9 @@ def test_registry_batched_game():
 
 
 def test_registry_game_without_batched_engine(monkeypatch):
-    # a "game" package that exists but has no batched module
-    monkeypatch.setitem(registry.GAMES, "fake", "boardzoo.envs.loa.notation")
+    # a registered game whose descriptor names no batched engine
+    spec = dataclasses.replace(registry.get_spec("loa"), name="fake", batched_module=None)
+    monkeypatch.setitem(registry._SPECS, "fake", spec)
     with pytest.raises(UnknownGameError):
         batched_game("fake")
 

@@ -11,8 +11,8 @@ import torch
 from boardzoo.envs.core.board8 import DIRECTIONS, parse_square
 from boardzoo.envs.core.game import BoardzooError
 from boardzoo.envs.loa import batched
+from boardzoo.envs.loa.actions import LoaActions
 from boardzoo.envs.loa.batched import BatchedLoa
-from boardzoo.envs.loa.env import LoaActions
 from boardzoo.envs.loa.rules import PASS, State
 
 from conftest import load_vector

@@ -12,8 +12,8 @@ import torch
 from boardzoo.envs.core.board8 import placement_text
 from boardzoo.envs.core.game import BoardzooError, PositionError
 from boardzoo.envs.core.registry import batched_game
+from boardzoo.envs.ultima.actions import UltimaActions
 from boardzoo.envs.ultima.batched import BatchedUltima, UltimaBatch
-from boardzoo.envs.ultima.env import UltimaActions
 from boardzoo.envs.ultima.rules import State
 
 from conftest import VECTORS, load_vector
@@ -144,10 +144,13 @@ def test_edge_steps_reach_each_draw_rule():
 def test_vector_moves_check_and_result(name):
     v = load_vector("ultima", name)
     batch = ENGINE.from_states([State.from_text(v["position"])])
-    allowed = {action_of(m) for m in v["legal"]}  # the vectors list moves of drawn positions too
-    assert set(ENGINE.rule_mask(batch)[0].nonzero().flatten().tolist()) == allowed
-    legal = set(ENGINE.legal_mask(batch)[0].nonzero().flatten().tolist())
-    assert legal == (allowed if v["result"] == "*" else set())
+    legal = {action_of(m) for m in v["legal"]}  # none in a finished position
+    # the pieces' moves: a drawn vector's piece_moves, else exactly the legal moves
+    pieces = {action_of(m) for m in v.get("piece_moves", v["legal"])}
+    assert set(ENGINE.rule_mask(batch)[0].nonzero().flatten().tolist()) == pieces
+    assert set(ENGINE.legal_mask(batch)[0].nonzero().flatten().tolist()) == legal
+    assert not legal or v["result"] == "*"
+    assert ENGINE.to_states(batch)[0].to_text() == v["position"]
     assert bool(ENGINE.in_check(batch)[0]) == v["side_to_move_in_check"]
     assert bool(ENGINE.terminated(batch)[0]) == (v["result"] != "*")
     assert tuple(ENGINE.returns(batch)[0].tolist()) == RESULT_RETURNS[v["result"]]

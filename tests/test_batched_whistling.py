@@ -13,9 +13,9 @@ import torch
 
 from boardzoo.envs.core.game import BoardzooError, PositionError
 from boardzoo.envs.whistling import State
+from boardzoo.envs.whistling.actions import HopState, WhistlingActions
 from boardzoo.envs.whistling.batched import MAX_STONES, BatchedWhistling, Engine
 from boardzoo.envs.whistling.batched_tables import SENT, tables
-from boardzoo.envs.whistling.env import HopState, WhistlingActions
 from boardzoo.envs.whistling.hexgrid import BIT, NUM_CELLS, ZONES
 
 from conftest import load_vector

@@ -54,6 +54,14 @@ def test_perft_divide(capsys):
     assert lines[-1] == "1244"
 
 
+def test_perft_finished_position_counts_nothing(capsys):
+    finished = "8/8/8/3bb3/3bb3/8/8/6ww w 30"
+    for argv in (("perft", "loa", "2"), ("perft", "loa", "2", "--divide")):
+        code, out, _ = run(capsys, *argv, "--position", finished)
+        lines = out.strip().splitlines()
+        assert code == 0 and len(lines) == 2 and lines[-1] == "0"  # no move, no divide line
+
+
 def test_play_random_games(capsys):
     code, out, _ = run(capsys, "play", "loa", "--agents", "random", "random", "--games", "2",
                        "--seed", "3")
@@ -98,7 +106,8 @@ def test_console_script_error_has_no_traceback():
 
 
 def test_help_on_every_subcommand(capsys):
-    for sub in ("legal", "perft", "play"):
+    # legal, perft, play from the CLI; tournament, rate (agents) and train, plot (training)
+    for sub in ("legal", "perft", "play", "tournament", "rate", "train", "plot"):
         with pytest.raises(SystemExit) as exc:
             main([sub, "--help"])
         assert exc.value.code == 0

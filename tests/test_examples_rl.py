@@ -11,8 +11,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from boardzoo.agents.single_agent import SingleAgentEnv
 from boardzoo.envs.core.registry import load_state
-from boardzoo.envs.single_agent import SingleAgentEnv
 
 from conftest import REPO, load_vector
 

@@ -11,7 +11,7 @@ import boardzoo  # noqa: F401 - registers the envs
 from boardzoo.envs import loa_v0
 from boardzoo.envs.core.game import MoveError
 from boardzoo.envs.loa import State
-from boardzoo.envs.loa.env import LoaActions
+from boardzoo.envs.loa.actions import LoaActions
 
 
 def test_spaces_and_metadata():

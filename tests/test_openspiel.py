@@ -15,10 +15,12 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms import evaluate_bots, mcts  # noqa: E402
 
+from boardzoo.agents import openspiel_bots  # noqa: E402
 from boardzoo.agents.base import RandomAgent, UnknownAgentError, make_agent  # noqa: E402
 from boardzoo.envs import openspiel  # noqa: E402
+from boardzoo.envs.aec import BoardGameEnv  # noqa: E402
 from boardzoo.envs.core.game import MoveError, PositionError  # noqa: E402
-from boardzoo.envs.core.registry import UnknownGameError, env_module, load_state  # noqa: E402
+from boardzoo.envs.core.registry import UnknownGameError, load_state  # noqa: E402
 
 from conftest import REPO, load_vector  # noqa: E402
 
@@ -29,7 +31,7 @@ TAYLOR = load_vector("whistling", "taylor_example.json")
 @pytest.mark.parametrize("game", GAMES)
 def test_games_load_with_the_env_spaces(game):
     spiel = pyspiel.load_game(f"python_boardzoo_{game}")
-    env = env_module(game).raw_env()
+    env = BoardGameEnv(game)
     gtype = spiel.get_type()
     assert gtype.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
     assert gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION
@@ -58,7 +60,7 @@ def test_openspiel_consistency_checker_passes(game):
     ("loa", 0, None), ("loa", 1, None), ("ultima", 2, 120),
     ("whistling", 3, None), ("whistling", 4, None)])
 def test_random_games_agree_with_env_and_engine(game, seed, max_steps):
-    env = env_module(game).raw_env()
+    env = BoardGameEnv(game)
     env.reset()
     state = openspiel.load(game).new_initial_state()
     rules = load_state(game)
@@ -161,8 +163,9 @@ def test_mcts_bot_beats_our_random_agent_in_full_games():
     wins = 0
     for g in range(4):
         rng = np.random.RandomState(g)
-        bot = mcts.MCTSBot(game, 2.0, 10, openspiel.HeuristicEvaluator("loa"), random_state=rng)
-        rand = openspiel.AgentBot(RandomAgent(g))
+        evaluator = openspiel_bots.HeuristicEvaluator("loa")
+        bot = mcts.MCTSBot(game, 2.0, 10, evaluator, random_state=rng)
+        rand = openspiel_bots.AgentBot(RandomAgent(g))
         side = g % 2
         state = game.new_initial_state()
         returns = evaluate_bots.evaluate_bots(state, [bot, rand] if side == 0 else [rand, bot],

@@ -20,7 +20,7 @@ from boardzoo.envs.core.registry import action_game, state_class
 from boardzoo.training.checkpoint import load
 from boardzoo.training.config import load_config
 from boardzoo.training.network import build_net
-from boardzoo.training.selfplay import RaySelfPlayPool, game_seed, play_games, split_seeds
+from boardzoo.training.selfplay import RaySelfPlayPool, play_games, selfplay_seed, split_seeds
 
 TESTS = Path(__file__).resolve().parent
 TINY = str(TESTS.parent / "configs" / "tiny.yaml")
@@ -87,7 +87,8 @@ def crash_first_attempt(marker_dir: str, game: str, pairing: arena.Pairing,
 
 def test_lost_worker_game_is_rerun_and_written_once(ray_local, tmp_path, monkeypatch):
     crashing = functools.partial(crash_first_attempt, str(tmp_path))
-    monkeypatch.setattr(arena, "ray_games", functools.partial(ray_games, play=crashing))
+    monkeypatch.setattr(arena, "ray_games",
+                        lambda *args, play, **kwargs: ray_games(*args, play=crashing, **kwargs))
     records = run_tournament("loa", AGENTS, 4, tmp_path / "out", seed=5, progress=False,
                              backend="ray")
     assert (tmp_path / "crashed").exists()  # the first attempt did die
@@ -108,7 +109,7 @@ def test_ray_selfplay_equals_local_pool(ray_local):
     game = action_game("loa")
     torch.manual_seed(0)
     net = build_net(cfg, game)
-    seeds = [game_seed(cfg.seed, 1, g) for g in range(3)]
+    seeds = [selfplay_seed(cfg.seed, 1, g) for g in range(3)]
     pool = RaySelfPlayPool(cfg)
     try:
         remote = pool.play(net, seeds)

@@ -10,9 +10,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from boardzoo.agents.base import Agent, UnknownAgentError
+from boardzoo.agents.single_agent import SingleAgentEnv, SingleAgentError, make_single_agent
+from boardzoo.envs.aec import BoardGameEnv
 from boardzoo.envs.core.game import MoveError
-from boardzoo.envs.core.registry import env_module, load_state
-from boardzoo.envs.single_agent import SingleAgentEnv, SingleAgentError, make_single_agent
+from boardzoo.envs.core.registry import load_state
 
 from conftest import load_vector
 
@@ -52,7 +53,7 @@ def test_masks_and_observations_equal_the_aec_env_and_rules(game):
     for _ in range(2):  # learner as player 0, then as player 1
         obs, info = env.reset()
         learner = info["learner_side"]
-        aec = env_module(game).raw_env()
+        aec = BoardGameEnv(game)
         aec.reset()
         rules = load_state(game)
         for text in info["opponent_moves"]:

@@ -11,9 +11,8 @@ import torch
 
 from boardzoo.agents import make_agent
 from boardzoo.agents.play import play_game
-from boardzoo.envs.core.registry import action_game
+from boardzoo.envs.core.registry import action_game, get_spec
 from boardzoo.training.config import load_config
-from boardzoo.training.layouts import action_layout
 from boardzoo.training.network import build_net, masked_softmax
 from boardzoo.training.trainer import Trainer
 
@@ -43,7 +42,7 @@ def test_action_layout_puts_each_action_on_its_start_cell(name):
     """Every legal action starts on a cell holding one of the mover's pieces at the grid
     position the layout names (own pieces: plane 0; Ultima: planes 0-6, one per kind)."""
     game = action_game(name)
-    layout = action_layout(name, game)
+    layout = get_spec(name).action_layout
     assert layout.num_actions == game.num_actions
     h, w, _ = game.observation_shape
     for s in random_action_states(name, 3, seed=2, max_plies=12):
@@ -86,12 +85,10 @@ def test_whistling_off_board_features_stay_zero():
 
 
 def test_whistling_rotations_map_legal_hops_to_legal_hops():
-    from boardzoo.envs.whistling.env import decode, encode
+    from boardzoo.envs.whistling.actions import decode, encode
     from boardzoo.envs.whistling.rules import State
-    from boardzoo.training.symmetry import symmetries
-
-    game = action_game("whistling")
-    syms = symmetries("whistling", game)
+    actions = action_game("whistling")
+    syms = get_spec("whistling").all_symmetries()
     assert [s.name for s in syms] == ["rot0", "rot120", "rot240"]
     for sym in syms[1:]:
         cell_map = [decode(int(sym.action_perm[encode(c, 0, 1)]))[0] for c in range(331)]
@@ -108,12 +105,12 @@ def test_whistling_rotations_map_legal_hops_to_legal_hops():
             if s.done:
                 continue  # mid-chain states: the turn start is what the test builds
             g = s.game
-            image = game.from_game_state(
+            image = actions.from_game_state(
                 State(rotate(g.stones[0]), rotate(g.stones[1]), g.side, g.quiet, g.ply))
-            legal = np.array(game.legal_actions(s))
-            assert sorted(sym.action_perm[legal].tolist()) == game.legal_actions(image)
-            obs = game.observation(s, g.side)
-            assert np.array_equal(sym.obs(obs), game.observation(image, g.side))
+            legal = np.array(actions.legal_actions(s))
+            assert sorted(sym.action_perm[legal].tolist()) == actions.legal_actions(image)
+            obs = actions.observation(s, g.side)
+            assert np.array_equal(sym.obs(obs), actions.observation(image, g.side))
 
 
 @pytest.mark.parametrize("name", ["ultima", "whistling"])

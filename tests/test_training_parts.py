@@ -10,13 +10,14 @@ import pytest
 import torch
 
 from boardzoo.envs.core.registry import action_game
+from boardzoo.envs.core.symmetry import SQUARE_MAPS, square_map
 from boardzoo.envs.loa.rules import State
+from boardzoo.envs.loa.symmetry import loa_symmetries
 from boardzoo.training.buffer import ReplayBuffer
 from boardzoo.training.config import ConfigError, load_config
 from boardzoo.training.mcts import Search, run_search
 from boardzoo.training.network import build_net, masked_log_softmax, masked_softmax
-from boardzoo.training.selfplay import NetEvaluator, game_seed, play_games
-from boardzoo.training.symmetry import SQUARE_MAPS, loa_symmetries, square_map
+from boardzoo.training.selfplay import NetEvaluator, play_games, selfplay_seed
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "configs" / "tiny.yaml"
@@ -60,12 +61,13 @@ def test_shipped_configs_load():
     ("game: loa\nsimulations: 3\n", "unknown config key(s) simulations"),
     ("mcts: {simulation: 3}\n", "unknown config key(s) mcts.simulation"),
     ("mcts: {simulations: many}\n", "mcts.simulations: expected an integer"),
-    ("mcts: {simulations: 0}\n", "mcts.simulations must be at least 1"),
-    ("mcts: {root: alphago}\n", "mcts.root must be 'puct' or 'gumbel'"),
-    ("train: {lr: -1}\n", "train.lr must be positive"),
+    ("game: loa\nmcts: {simulations: 0}\n", "mcts.simulations must be at least 1"),
+    ("game: loa\nmcts: {root: alphago}\n", "mcts.root must be 'puct' or 'gumbel'"),
+    ("game: loa\ntrain: {lr: -1}\n", "train.lr must be positive"),
     ("train: {augment: 2}\n", "train.augment: expected true or false"),
     ("game: chess\n", "game must be one of"),
-    ("eval: {baselines: [stockfish]}\n", "eval.baselines must be agent specs"),
+    ("train: {lr: 0.1}\n", "game must be one of"),  # every config names its game
+    ("game: loa\neval: {baselines: [stockfish]}\n", "eval.baselines must be agent specs"),
     ("mcts: 3\n", "mcts.: expected a mapping"),
     ("- a\n- b\n", "must be a mapping"),
     ("game: [\n", "not valid YAML"),
@@ -255,7 +257,7 @@ def test_selfplay_is_deterministic_under_seed():
     cfg = load_config(TINY)
     torch.manual_seed(0)
     net = build_net(cfg, LOA).eval()
-    seeds = [game_seed(1, 1, i) for i in range(3)]
+    seeds = [selfplay_seed(1, 1, i) for i in range(3)]
     a = play_games(net, LOA, cfg, seeds)
     b = play_games(net, LOA, cfg, seeds)
     assert [r.seed for r in a] == seeds

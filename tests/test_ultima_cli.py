@@ -33,6 +33,21 @@ def test_legal_vectors(capsys, name):
     assert code == 0 and sorted(out.split()) == v["legal"]
 
 
+@pytest.mark.parametrize("name", CASES)
+def test_perft_and_divide_vectors(capsys, name):
+    # a finished position (draw, checkmate, stalemate) has no perft in its vector: 0 here
+    v = load_vector("ultima", name)
+    for depth in (1, 2):
+        code, out, _ = run(capsys, "perft", "ultima", str(depth), "--position", v["position"])
+        assert code == 0
+        assert out.strip().splitlines()[-1] == str(v.get("perft", {}).get(str(depth), 0))
+    code, out, _ = run(capsys, "perft", "ultima", "2", "--divide", "--position", v["position"])
+    lines = out.strip().splitlines()
+    divide = {k: int(c) for k, c in (line.split(": ") for line in lines[:-2])}
+    assert code == 0 and sorted(divide) == v["legal"]
+    assert sum(divide.values()) == int(lines[-1]) == v.get("perft", {}).get("2", 0)
+
+
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_perft_last_line_is_count(capsys, depth):
     code, out, _ = run(capsys, "perft", "ultima", str(depth))

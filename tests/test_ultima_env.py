@@ -9,7 +9,8 @@ import boardzoo  # noqa: F401 - registers the envs
 from boardzoo.envs import ultima_v0
 from boardzoo.envs.core.game import MoveError
 from boardzoo.envs.ultima import State
-from boardzoo.envs.ultima.env import FROZEN_RING, NUM_PLANES, UltimaActions
+from boardzoo.envs.ultima.actions import NUM_PLANES, UltimaActions
+from boardzoo.envs.ultima.render import FROZEN_RING
 
 
 def test_spaces_and_metadata():

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from boardzoo.envs.core.game import PositionError
 from boardzoo.envs.ultima import State
-from boardzoo.envs.ultima.env import UltimaActions
-from boardzoo.envs.ultima.movegen import KING, attacked
+from boardzoo.envs.ultima.actions import UltimaActions
+from boardzoo.envs.ultima.movegen import BLACK, KING, WHITE, attacked, legal_moves
 
 ACTIONS = UltimaActions()
 PROPERTY = settings(max_examples=40, deadline=None,
@@ -58,7 +58,7 @@ def test_captures_take_only_enemy_pieces_and_never_leave_the_king_capturable(sta
     cells = state.cells()
     white = state.to_move == 0
     mine, theirs = colour_count(cells, white), colour_count(cells, not white)
-    for move in state.rule_moves():
+    for move in state.legal_moves():
         caps = state.captures(move)
         assert all(cells[c] is not None and cells[c].isupper() != white for c in caps)
         child = state.apply(move)
@@ -89,7 +89,7 @@ def test_mask_equals_legal_move_set_and_notation_round_trips(state):
         assert mask.sum() == 0
     else:
         assert list(np.flatnonzero(mask)) == sorted(state.legal_moves())
-    for move in state.rule_moves():
+    for move in state.legal_moves():
         text = state.move_to_str(move)
         assert state.parse_move(text) == move
         assert state.parse_move(text[:4]) == move
@@ -101,7 +101,7 @@ def test_mask_equals_legal_move_set_and_notation_round_trips(state):
 def test_apply_never_mutates_the_parent(state):
     before = (state.board, state.side, state.halfmove, state.fullmove, state.history,
               state.to_text(), state.legal_move_strs(), state.is_terminal())
-    for move in state.rule_moves():
+    for move in state.legal_moves():
         state.apply(move)
     after = (state.board, state.side, state.halfmove, state.fullmove, state.history,
              state.to_text(), state.legal_move_strs(), state.is_terminal())
@@ -113,7 +113,13 @@ def test_apply_never_mutates_the_parent(state):
 def test_outcome_is_consistent(state):
     over, winner = state.is_terminal(), state.winner()
     assert (state.legal_moves() == []) == over  # the protocol: empty exactly when over
-    if not state.rule_moves():
+    assert state.legal_move_strs() == sorted(map(state.move_to_str, state.legal_moves()))
+    assert state.perft(1) == len(state.legal_moves())
+    # spec 9: a side whose pieces have no move loses, checked before every draw rule, and
+    # there is no other way to win
+    pieces_stuck = not legal_moves(state.board, (WHITE, BLACK)[state.to_move])
+    assert (winner is not None) == pieces_stuck
+    if pieces_stuck:
         assert over and winner == 1 - state.to_move
     if winner is not None:
         assert over and state.returns()[winner] == 1.0

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from boardzoo.envs.core.game import MoveError, PositionError, divide, perft
-from boardzoo.envs.ultima import START_TEXT, State
+from boardzoo.envs.ultima import START_TEXT, State, movegen
+from boardzoo.envs.ultima.notation import format_move
 
 from conftest import VECTORS, load_vector
 
@@ -29,17 +30,38 @@ def play(text: str, *moves: str) -> State:
     return state
 
 
+def piece_moves(state: State) -> list[str]:
+    """Return the sorted text of the moves the pieces have, even in a finished position."""
+    found = movegen.legal_moves(state.board, (movegen.WHITE, movegen.BLACK)[state.to_move])
+    return sorted(format_move(m, caps) for m, caps in found.items())
+
+
 # -- shared vectors ---------------------------------------------------------------------------
 @pytest.mark.parametrize("name", VECTOR_NAMES)
 def test_vector(name):
     v = load_vector("ultima", name)
+    assert v["name"] == name.removesuffix(".json") and v["explanation"]
     state = State.from_text(v["position"])
+    assert state.to_text() == v["position"]
+    assert [" ".join(line.split()) for line in state.render_text().splitlines()] == [
+        " ".join(line.split()) for line in v["diagram"]]
     moves = state.legal_move_strs()
-    assert moves == v["legal"]
+    assert moves == v["legal"] == sorted(v["legal"])
     assert len(moves) == v["legal_count"]
+    assert sorted(state.move_to_str(m) for m in state.legal_moves()) == v["legal"]
     assert set(v.get("must_include", [])) <= set(moves)
     assert state.in_check() == v["side_to_move_in_check"]
     assert state.result_code() == v["result"]
+    # the pieces' moves: the vector's piece_moves where a draw rule ended the game, else
+    # exactly the legal moves (none after a checkmate or stalemate)
+    assert piece_moves(state) == v.get("piece_moves", v["legal"])
+    assert ("piece_moves" in v) == (v["result"] == "1/2-1/2")
+    # a finished position has no legal move: no perft in the vector, 0 here at every depth
+    assert ("perft" in v) == (v["result"] == "*") == (state.legal_moves() != [])
+    if v["result"] != "*":
+        assert state.is_terminal() and state.legal_moves() == []
+        assert state.perft(1) == state.perft(2) == perft(state, 3) == 0
+        assert divide(state, 2) == {}
     for depth, count in v.get("perft", {}).items():
         if int(depth) <= 3:
             assert state.perft(int(depth)) == count, f"perft {depth}"
@@ -75,11 +97,17 @@ def test_start_perft_4():
 
 def test_repetition_vector():
     v = load_vector("ultima", "repetition_draw.json")
+    assert v["name"] == "repetition_draw" and v["explanation"]
+    assert v["moves"] == [step["move"] for step in v["sequence"]]
     state = State.from_text(v["position"])
     for step in v["sequence"]:
+        assert state.result_code() == "*"
         state = state.apply(state.parse_move(step["move"]))
         assert state.to_text() == step["position"]
         assert state.result_code() == step["result"]
+        assert state.is_terminal() == (step["result"] != "*")
+    assert state.result_code() == "1/2-1/2"  # threefold on the 8th ply
+    assert state.legal_moves() == state.legal_move_strs() == [] and state.perft(1) == 0
     assert state.is_terminal() and state.winner() is None and state.returns() == (0.0, 0.0)
     # the same position read from text carries no history: not a draw
     assert not State.from_text(state.to_text()).is_terminal()
@@ -224,16 +252,28 @@ def test_d12_no_capture_clock():
     assert not State.from_text(text).is_terminal()
     after = play(text, "c3c4")
     assert after.halfmove == 100 and after.result_code() == "1/2-1/2"
-    # over: no legal move for agents, but the moves spec 7 allows are still listed (as the
-    # shared vectors list them) and counted by perft
-    assert after.is_terminal() and after.legal_moves() == []
-    assert len(after.rule_moves()) == len(after.legal_move_strs()) == after.perft(1) == 17
+    # over: no legal move (as in the shared vector draw_no_capture_clock), although the
+    # pieces still have their 17 moves (black king 3, pawn f6 14)
+    assert after.is_terminal() and after.legal_moves() == after.legal_move_strs() == []
+    assert after.perft(1) == after.perft(2) == perft(after, 2) == 0 and divide(after, 1) == {}
+    assert len(piece_moves(after)) == 17
 
 
 def test_d12_capture_resets_clock_and_bare_kings_draw():
     after = play("7k/8/8/8/8/8/1p6/K7 w 57 30", "a1b2")
     assert after.to_text() == "7k/8/8/8/8/8/1K6/8 b 0 30"
     assert after.result_code() == "1/2-1/2"
+
+
+def test_perft_counts_nothing_below_a_finished_position():
+    # White Ka1 has a1a2, a1b1 and a1b2xb2; after either king step Black has 16 moves (king
+    # 3, pawn b2 13), after the capture bare kings end the game: no moves, not 3
+    state = State.from_text("7k/8/8/8/8/8/1p6/K7 w 57 30")
+    assert divide(state, 2) == {"a1a2": 16, "a1b1": 16, "a1b2xb2": 0}
+    assert state.perft(2) == perft(state, 2) == 32
+    # one ply from the 100-ply draw: every quiet child is finished (the capture too: bare kings)
+    state = State.from_text("7k/8/8/8/8/8/1p6/K7 w 99 30")
+    assert state.perft(1) == 3 and state.perft(2) == state.perft(3) == 0
 
 
 def test_d12_ply_cap():

@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from boardzoo.envs import loa_v0
 from boardzoo.envs.core.game import MoveError
-from boardzoo.envs.core.vector import BoardzooVectorEnv
+from boardzoo.envs.vector import BoardzooVectorEnv
 
 
 def test_spaces_match_the_aec_env():

@@ -11,7 +11,7 @@ import boardzoo  # noqa: F401 - registers the envs
 from boardzoo.envs import whistling_v0
 from boardzoo.envs.core.game import MoveError
 from boardzoo.envs.whistling import State
-from boardzoo.envs.whistling.env import NUM_ACTIONS, WhistlingActions, decode, encode
+from boardzoo.envs.whistling.actions import NUM_ACTIONS, WhistlingActions, decode, encode
 from boardzoo.envs.whistling.hexgrid import CELL_INDEX
 
 from conftest import load_vector

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boardzoo.envs.whistling import State
-from boardzoo.envs.whistling.env import WhistlingActions, decode
+from boardzoo.envs.whistling.actions import WhistlingActions, decode
 from boardzoo.envs.whistling.hexgrid import CELL_NAMES, CELLS, COORD_INDEX, NUM_CELLS
 
 SETTINGS = settings(max_examples=40, deadline=None,

@@ -49,7 +49,7 @@ class TicTacToe(GameState):
 
     def apply(self, move: int) -> TicTacToe:
         mark = "xo"[self.to_move]
-        return TicTacToe(self.cells[:move] + mark + self.cells[move + 1:])
+        return type(self)(self.cells[:move] + mark + self.cells[move + 1:])
 
     def winner(self) -> int | None:
         return self._winner

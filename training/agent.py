@@ -22,13 +22,14 @@ returns the rules-level move.
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from boardzoo.agents.base import Agent, UnknownAgentError, register_agent
+from boardzoo.agents.base import Agent, UnknownAgentError
 from boardzoo.envs.core.game import GameState, Move
 from boardzoo.envs.core.registry import GAMES, action_game
 
@@ -39,13 +40,14 @@ from .network import PolicyValueNet, build_net
 from .selfplay import NetEvaluator
 
 # Shipped networks are package data of boardzoo.agents (the folder agents/nets/).
-NETS_DIR = Path(__file__).resolve().parent.parent / "agents" / "nets"
+NETS_PACKAGE = "boardzoo.agents"
 DEFAULT_SIMS = 100
 
 
 def shipped_net(game: str) -> Path:
-    """Return the path of the network shipped for ``game``."""
-    return NETS_DIR / f"{game}.pt"
+    """Return the path of the network shipped for ``game`` (package data, found through
+    importlib.resources so that it works wherever the package is installed)."""
+    return Path(str(importlib.resources.files(NETS_PACKAGE) / "nets" / f"{game}.pt"))
 
 
 def load_net(path: str | Path, game: str | None = None) -> tuple[PolicyValueNet, Config, dict]:
@@ -148,6 +150,3 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
                                     f"got {opts['root']!r}")
         cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, root=opts["root"]))
     return NetAgent(game, net, cfg, sims, seed)
-
-
-register_agent("checkpoint", from_spec)

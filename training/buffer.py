@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from boardzoo.envs.core.symmetry import Symmetry
+
 from .selfplay import GameRecord
-from .symmetry import Symmetry
 
 
 class ReplayBuffer:

@@ -5,18 +5,23 @@ a typo (``simulation: 32``) is an error naming the key and the allowed ones
 rather than a silent default. ``--set section.key=value`` overrides one value
 (the value is read as YAML: ``--set mcts.root=gumbel``, ``--set train.lr=1e-3``).
 
-This module imports neither torch nor the games, so the CLI stays fast.
+This module imports no torch, so the CLI stays fast.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
 from boardzoo.envs.core.game import BoardzooError
+from boardzoo.envs.core.registry import game_names
 
 
 class ConfigError(BoardzooError):
@@ -133,8 +138,8 @@ class EvalConfig:
 
 @dataclass
 class Config:
-    #: Game name (``loa``, ``ultima``, ``whistling``).
-    game: str = "loa"
+    #: Game name (a registered game: boardzoo.envs.core.registry); every config names it.
+    game: str = ""
     seed: int = 0
     #: Self-play + training iterations.
     iterations: int = 20
@@ -218,13 +223,12 @@ def _build(cls: type, data: Any, where: str) -> Any:
 
 def validate(cfg: Config) -> Config:
     """Check value ranges; raise ConfigError naming the first bad value."""
-    from boardzoo.envs.core.registry import GAMES
-
     def need(ok: bool, key: str, what: str) -> None:
         if not ok:
             raise ConfigError(f"{key} must be {what}")
 
-    need(cfg.game in GAMES, "game", f"one of {', '.join(GAMES)} (got {cfg.game!r})")
+    games = game_names()
+    need(cfg.game in games, "game", f"one of {', '.join(games)} (got {cfg.game!r})")
     need(cfg.iterations >= 1, "iterations", "at least 1")
     need(cfg.time_limit_minutes >= 0, "time_limit_minutes", "0 (no limit) or positive")
     need(cfg.threads >= 0, "threads", "0 or more")
@@ -275,7 +279,7 @@ def validate(cfg: Config) -> Config:
     need(e.opening_moves >= 0, "eval.opening_moves", "0 or more")
     for spec in e.baselines:
         kind = spec.partition(":")[0].lower()
-        need(kind in ("random", "greedy", "mcts", "alphabeta", "checkpoint"), "eval.baselines",
+        need(kind in AGENT_FACTORIES and kind not in INTERACTIVE_KINDS, "eval.baselines",
              f"agent specs such as random, mcts:50, alphabeta:2 (got {spec!r})")
     return cfg
 
@@ -287,8 +291,6 @@ def from_dict(data: dict[str, Any] | None) -> Config:
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """Split ``section.key=value`` into the key path and the YAML-read value."""
-    import yaml
-
     key, eq, raw = text.partition("=")
     if not eq or not key.strip():
         raise ConfigError(f"--set expects key=value (e.g. mcts.simulations=64), got {text!r}")
@@ -301,8 +303,6 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Return a copy of the config mapping with each ``section.key=value`` applied."""
-    import copy
-
     out = copy.deepcopy(data)
     for text in overrides:
         path, value = parse_override(text)
@@ -320,8 +320,6 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
     """Read a YAML config file (None: all defaults), apply overrides, validate."""
-    import yaml
-
     data: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
@@ -340,6 +338,4 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
 
 def dump_config(cfg: Config) -> str:
     """Return the config as YAML text (how a run records what it used)."""
-    import yaml
-
     return yaml.safe_dump(cfg.to_dict(), sort_keys=False)

@@ -7,8 +7,8 @@ residual blocks of ``channels`` (batch norm, ReLU). Heads:
 * policy, one logit per action of the game's ``Discrete`` space, either
   ``linear`` (1x1 conv to ``policy_channels`` planes, then a linear layer: fine
   for LOA's 513 actions) or ``conv`` (for action spaces laid out per board cell,
-  :mod:`boardzoo.training.layouts`: a 1x1 conv gives each cell one logit per
-  action that starts there, e.g. Ultima's 64 destinations per origin or
+  the game descriptor's :mod:`~boardzoo.envs.core.layout`: a 1x1 conv gives each
+  cell one logit per action that starts there, e.g. Ultima's 64 destinations per origin or
   Whistling's 120 hops per cell, so the head stays small; extra actions such
   as LOA's pass come from a linear layer on the pooled features).
   :func:`masked_log_softmax` sets illegal logits to ``-inf`` before the
@@ -29,8 +29,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import ModelConfig
-from .layouts import ActionLayout, action_layout
+from boardzoo.envs.core.layout import ActionLayout
+from boardzoo.envs.core.registry import get_spec
+
+from .config import ConfigError, ModelConfig
 
 
 class ResBlock(nn.Module):
@@ -128,26 +130,19 @@ def masked_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
 
 
-def count_parameters(net: nn.Module) -> int:
-    return sum(p.numel() for p in net.parameters())
-
-
-def cell_mask_plane(cfg, game) -> int | None:
-    """The real-cell plane: the config's ``model.cell_mask_plane``, else the game's own
-    ``cell_mask_plane`` attribute (irregular boards), else None."""
+def cell_mask_plane(cfg) -> int | None:
+    """The real-cell plane: the config's ``model.cell_mask_plane``, else the game
+    descriptor's (irregular boards), else None."""
     if cfg.model.cell_mask_plane >= 0:
         return cfg.model.cell_mask_plane
-    plane = getattr(game, "cell_mask_plane", None)
-    return None if plane is None else int(plane)
+    return get_spec(cfg.game).cell_mask_plane
 
 
 def policy_layout(cfg, game) -> ActionLayout | None:
     """The action layout of the conv policy head, or None for the linear head."""
     head = cfg.model.policy_head
-    layout = action_layout(cfg.game, game) if head != "linear" else None
+    layout = get_spec(cfg.game).action_layout if head != "linear" else None
     if head == "conv" and layout is None:
-        from .config import ConfigError
-
         raise ConfigError(f"model.policy_head: conv needs an action layout, and {cfg.game} "
                           f"has none; use linear")
     if head == "auto" and game.num_actions <= 1024:
@@ -158,4 +153,4 @@ def policy_layout(cfg, game) -> ActionLayout | None:
 def build_net(cfg, game) -> PolicyValueNet:
     """Return a fresh network for ``game`` (an ActionGame) as ``cfg`` (a Config) describes."""
     return PolicyValueNet(tuple(game.observation_shape), game.num_actions, cfg.model,
-                          cell_mask_plane(cfg, game), policy_layout(cfg, game))
+                          cell_mask_plane(cfg), policy_layout(cfg, game))

@@ -19,6 +19,9 @@ floating-point bits.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import math
+import multiprocessing as mp
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,8 +30,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from .config import Config
+from boardzoo.agents.evaluation import get_evaluator, get_scale
+from boardzoo.envs.core.registry import action_game
+
+from .config import Config, from_dict
 from .mcts import Node, Search
+from .network import build_net
 
 
 @dataclass
@@ -75,15 +82,11 @@ class NetEvaluator:
 
 def adjudicate(game_name: str, state) -> float:
     """Score an unfinished game for player 0 in [-1, 1] by the game's static evaluation."""
-    import math
-
-    from boardzoo.agents.evaluation import get_evaluator, get_scale
-
     v = math.tanh(get_evaluator(game_name)(state) / get_scale(game_name))
     return v if state.to_move == 0 else -v
 
 
-def game_seed(seed: int, iteration: int, index: int) -> int:
+def selfplay_seed(seed: int, iteration: int, index: int) -> int:
     """Return the seed of self-play game ``index`` of ``iteration`` (stable across runs)."""
     return int(np.random.SeedSequence([seed, iteration, index]).generate_state(1)[0])
 
@@ -176,10 +179,6 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_init(cfg_dict: dict[str, Any]) -> None:
-    from boardzoo.envs.core.registry import action_game
-
-    from .config import from_dict
-    from .network import build_net
 
     torch.set_num_threads(1)
     cfg = from_dict(cfg_dict)
@@ -208,9 +207,6 @@ class SelfPlayPool:
     """Self-play over ``workers`` processes (spawned once, reused every iteration)."""
 
     def __init__(self, cfg: Config) -> None:
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
         self.workers = cfg.selfplay.workers
         #: CPU seconds the workers spent playing (they outlive iterations, so rusage misses it).
         self.cpu = 0.0

@@ -33,15 +33,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.envs.core.registry import action_game, batched_game
+from boardzoo.envs.core.registry import get_spec
 
+from .agent import NetAgent
 from .batched_selfplay import play_games_batched
 from .buffer import ReplayBuffer
 from .checkpoint import FORMAT, CheckpointError, load, model_file, save_atomic
 from .config import Config, ConfigError, dump_config, from_dict
+from .evaluate import match, spec_factory
 from .network import build_net, masked_log_softmax
-from .selfplay import RaySelfPlayPool, SelfPlayPool, game_seed, play_games
-from .symmetry import symmetries
+from .selfplay import RaySelfPlayPool, SelfPlayPool, play_games, selfplay_seed
 
 METRICS_FIELDS = ["iteration", "elapsed_s", "cpu_s", "selfplay_s", "train_s", "eval_s", "games",
                   "positions", "games_per_hour", "positions_per_s", "avg_length",
@@ -98,16 +99,17 @@ class Trainer:
         self.echo = echo
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
-        self.game = action_game(cfg.game)
+        self.spec = get_spec(cfg.game)
+        self.game = self.spec.actions
         #: The batched engine (selfplay.engine: batched), or None for the reference path.
-        self.engine = batched_game(cfg.game) if cfg.selfplay.engine == "batched" else None
+        self.engine = self.spec.batched_engine() if cfg.selfplay.engine == "batched" else None
         torch.manual_seed(cfg.seed)
         self.net = build_net(cfg, self.game)
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.train.lr,
                                      weight_decay=cfg.train.weight_decay)
         self.buffer = ReplayBuffer(cfg.train.buffer_size, self.game.observation_shape,
                                    self.game.num_actions)
-        self.syms = symmetries(cfg.game, self.game) if cfg.train.augment else None
+        self.syms = self.spec.all_symmetries() if cfg.train.augment else None
         self.iteration = 0
         self.elapsed = 0.0
         #: CPU seconds spent on self-play and training (evaluation excluded), over all sessions.
@@ -225,16 +227,12 @@ class Trainer:
         return {"loss": mean[0], "policy_loss": mean[1], "value_loss": mean[2]}
 
     def _net_agent(self, state_dict: dict[str, torch.Tensor], sims: int, seed: int):
-        from .agent import NetAgent
-
         net = build_net(self.cfg, self.game)
         net.load_state_dict(state_dict)
         net.eval()
         return NetAgent(self.cfg.game, net, self.cfg, sims, seed)
 
     def evaluate(self, iteration: int) -> tuple[list[dict[str, Any]], bool]:
-        from .evaluate import match, spec_factory
-
         e, game = self.cfg.eval, self.cfg.game
         cap = self.cfg.selfplay.max_moves
         om = e.opening_moves
@@ -281,7 +279,7 @@ class Trainer:
                 it = self.iteration + 1
                 t0 = time.perf_counter()
                 c0 = cpu_seconds() + (pool.cpu if pool is not None else 0.0)
-                seeds = [game_seed(cfg.seed, it, g)
+                seeds = [selfplay_seed(cfg.seed, it, g)
                          for g in range(cfg.selfplay.games_per_iteration)]
                 if bar is not None:
                     bar.set_postfix_str(f"iter {it}: self-play {len(seeds)} games")

@@ -15,6 +15,7 @@ import argparse
 import numpy as np
 from open_spiel.python.algorithms import evaluate_bots, mcts
 
+from boardzoo.agents import openspiel_bots
 from boardzoo.agents.base import make_agent
 from boardzoo.envs import openspiel
 
@@ -32,10 +33,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     game = openspiel.load(args.game)  # the same as pyspiel.load_game("python_boardzoo_<game>")
     rng = np.random.RandomState(args.seed)
-    evaluator = (openspiel.HeuristicEvaluator(args.game) if args.leaf == "eval"
+    evaluator = (openspiel_bots.HeuristicEvaluator(args.game) if args.leaf == "eval"
                  else mcts.RandomRolloutEvaluator(1, rng))
     bot = mcts.MCTSBot(game, 2.0, args.simulations, evaluator, random_state=rng)
-    opponent = openspiel.AgentBot(make_agent(args.opponent, args.game, args.seed))
+    opponent = openspiel_bots.AgentBot(make_agent(args.opponent, args.game, args.seed))
     tally = {"wins": 0, "draws": 0, "losses": 0}
     for g in range(args.games):
         mcts_side = g % 2  # alternate who moves first

@@ -1,4 +1,5 @@
-"""Pieces shared by all boardzoo games: the game protocol, the AEC env base, the registry."""
+"""Pieces shared by all boardzoo games: the game protocol, action encodings, descriptors,
+the registry, symmetries, boards, drawing and the batched-engine interface."""
 
 from .game import BoardzooError, GameState, MoveError, PositionError, divide, perft
 

@@ -28,6 +28,7 @@ import torch
 
 from .actions import ActionGame
 from .game import MoveError
+from .registry import batched_game
 
 S = TypeVar("S", bound="BatchState")
 
@@ -213,8 +214,6 @@ class BatchedEnv:
         """Create ``n`` games of ``game`` (an engine or a registry name) at the start, on
         ``device`` (default CPU; an engine's own device, which ``device`` must then match)."""
         if isinstance(game, str):
-            from .registry import batched_game  # local: the registry imports game packages
-
             game = batched_game(game, "cpu" if device is None else device)
         elif device is not None:  # why: the engine decides, so a different device would be ignored
             want, have = torch.device(device), game.device

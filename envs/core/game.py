@@ -7,8 +7,8 @@ mutates its parent, so search agents can keep many states alive at once.
 
 Three consumers rely on this protocol:
 
-* the PettingZoo environments (``boardzoo.envs.<game>.env``), which add an
-  action encoding and observations on top;
+* the action level (``boardzoo.envs.<game>.actions``) and the PettingZoo env over it
+  (``boardzoo.envs.aec``), which add an action encoding and observations on top;
 * search agents (MCTS, alpha-beta, AlphaZero), which need ``legal_moves``,
   ``apply``, ``is_terminal``, ``returns`` and a hashable ``key``;
 * the CLI (``legal``, ``perft``, ``play``), which needs position text and move
@@ -38,6 +38,10 @@ class PositionError(BoardzooError):
     """Position text that is malformed or describes an invalid position."""
 
 
+class UnknownGameError(BoardzooError):
+    """A game name that boardzoo does not know."""
+
+
 class MoveError(BoardzooError):
     """Move text that is malformed, or a move that is not legal in the position."""
 
@@ -45,7 +49,7 @@ class MoveError(BoardzooError):
 class GameState(ABC):
     """An immutable game position with the side to move and draw-rule history."""
 
-    #: Short game name as used by the CLI (``"loa"``).
+    #: Short game name as used by the CLI (``loa``).
     name: ClassVar[str]
     #: Display names of player 0 and player 1 (``("black", "white")``).
     player_names: ClassVar[tuple[str, str]]

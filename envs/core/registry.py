@@ -1,71 +1,79 @@
-"""The table of boardzoo games, used by the CLI, the agents and the registry."""
+"""The table of boardzoo games: a name maps to the game's descriptor (:class:`GameSpec`).
+
+Built-in games are the folders of ``boardzoo.envs`` that hold a ``spec.py``;
+each one's descriptor is imported on first use, and that module registers it
+with :func:`register_game`. Other packages (and tests) register their own games
+the same way, so nothing here names a game.
+"""
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from pathlib import Path
+from typing import Any
 
-from .game import BoardzooError, GameState
+from .game import GameState, UnknownGameError
+from .spec import GameSpec
 
-#: Game name -> package that implements it (``rules.State``, ``env.raw_env``/``env.env``).
-GAMES: dict[str, str] = {
-    "loa": "boardzoo.envs.loa",
-    "ultima": "boardzoo.envs.ultima",
-    "whistling": "boardzoo.envs.whistling",
-}
+#: The package that holds the built-in game folders (``boardzoo.envs``).
+_GAMES_PACKAGE = __name__.rsplit(".", 2)[0]
+_GAMES_DIR = Path(__file__).resolve().parent.parent
 
-
-class UnknownGameError(BoardzooError):
-    """A game name that boardzoo does not know or cannot load."""
+_SPECS: dict[str, GameSpec] = {}
+__all__ = ["GAMES", "UnknownGameError", "action_game", "batched_game", "game_names", "get_spec",
+           "load_state", "register_game", "state_class"]
 
 
-def game_package(name: str) -> ModuleType:
-    """Import and return the package of game ``name``; raise UnknownGameError otherwise."""
-    if name not in GAMES:
-        raise UnknownGameError(f"unknown game {name!r}; choose one of: {', '.join(GAMES)}")
-    try:
-        return importlib.import_module(GAMES[name])
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith(GAMES[name]):
-            raise UnknownGameError(f"game {name!r} is not yet available") from exc
-        raise
+def _builtin_names() -> list[str]:
+    """Return the names of the built-in game folders (those with a ``spec.py``), sorted."""
+    shared = Path(__file__).resolve().parent.name  # this folder: shared pieces, not a game
+    return sorted(p.parent.name for p in _GAMES_DIR.glob("*/spec.py") if p.parent.name != shared)
+
+
+#: Names of the built-in games, in a stable order (``game_names()`` adds registered ones).
+GAMES: tuple[str, ...] = tuple(_builtin_names())
+
+
+def register_game(spec: GameSpec) -> GameSpec:
+    """Add ``spec`` to the table (a game's ``spec.py`` calls this); return it."""
+    known = _SPECS.get(spec.name)
+    if known is not None and known is not spec:
+        raise ValueError(f"a different game is already registered as {spec.name!r}")
+    _SPECS[spec.name] = spec
+    return spec
+
+
+def game_names() -> list[str]:
+    """Return the names of every game: the built-in ones, then those registered since."""
+    return [*GAMES, *sorted(set(_SPECS) - set(GAMES))]
+
+
+def get_spec(name: str) -> GameSpec:
+    """Return the descriptor of game ``name``; raise UnknownGameError otherwise."""
+    spec = _SPECS.get(name)
+    if spec is not None:
+        return spec
+    if isinstance(name, str) and name in GAMES:
+        importlib.import_module(f"{_GAMES_PACKAGE}.{name}.spec")  # registers itself
+        return _SPECS[name]
+    raise UnknownGameError(f"unknown game {name!r}; choose one of: {', '.join(game_names())}")
 
 
 def state_class(name: str) -> type[GameState]:
     """Return the GameState subclass of game ``name``."""
-    pkg = game_package(name)
-    if not hasattr(pkg, "State"):
-        raise UnknownGameError(f"game {name!r} is not yet available")
-    return pkg.State
+    return get_spec(name).state_cls
 
 
 def load_state(name: str, position: str | None = None) -> GameState:
     """Return the start position of ``name``, or the state parsed from ``position``."""
-    cls = state_class(name)
-    return cls.start() if position is None else cls.from_text(position)
+    return get_spec(name).load_state(position)
 
 
-def env_module(name: str) -> ModuleType:
-    """Return ``boardzoo.envs.<name>.env`` (with ``raw_env``, ``env`` and ``raw_env.actions``)."""
-    game_package(name)
-    try:
-        return importlib.import_module(GAMES[name] + ".env")
-    except ModuleNotFoundError as exc:
-        raise UnknownGameError(f"game {name!r} has no environment yet") from exc
-
-
-def action_game(name: str):  # -> ActionGame (import kept local to avoid a cycle)
+def action_game(name: str) -> Any:  # -> ActionGame
     """Return the ActionGame (action encoding, masks, observations) of game ``name``."""
-    return env_module(name).raw_env.actions
+    return get_spec(name).actions
 
 
-def batched_game(name: str, device: str = "cpu"):  # -> BatchedGame (torch not imported here)
-    """Return game ``name``'s batched torch engine (``envs/<name>/batched.py``) on ``device``."""
-    game_package(name)
-    try:
-        module = importlib.import_module(GAMES[name] + ".batched")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith(GAMES[name]):
-            raise UnknownGameError(f"game {name!r} has no batched engine yet") from exc
-        raise
-    return module.Engine(device)
+def batched_game(name: str, device: str = "cpu") -> Any:  # -> BatchedGame (torch not imported)
+    """Return game ``name``'s batched torch engine on ``device``."""
+    return get_spec(name).batched_engine(device)

@@ -1,4 +1,5 @@
-"""Lines of Action: rules engine (:mod:`.rules`), notation and the PettingZoo env (:mod:`.env`)."""
+"""Lines of Action: rules (:mod:`.rules`), notation, action encoding (:mod:`.actions`),
+evaluation, pictures, batched engine and the descriptor (:mod:`.spec`)."""
 
 from .rules import PASS, State, is_connected
 

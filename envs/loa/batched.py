@@ -34,7 +34,7 @@ import torch
 from ..core.batched import BatchedGame, BatchState
 from ..core.board8 import DIRECTIONS, RAYS
 from ..core.game import BoardzooError
-from .env import LoaActions
+from .actions import LoaActions
 from .rules import LINE, MOVE_CAP, PASS, TARGET, State
 
 N_DIST = 7  # a move goes 1..7 squares (a full line of 8 always leaves the board)

@@ -1,5 +1,5 @@
-"""Ultima (Baroque chess): rules engine (:mod:`.rules`, :mod:`.movegen`), notation and the
-PettingZoo env (:mod:`.env`)."""
+"""Ultima (Baroque chess): rules (:mod:`.rules`), notation, action encoding (:mod:`.actions`),
+evaluation, pictures, batched engine and the descriptor (:mod:`.spec`)."""
 
 from .rules import START_TEXT, State
 

@@ -1,7 +1,7 @@
 """Batched Ultima: N games as torch tensors, stepped together (issue 7).
 
 Same actions (``64 * origin + destination``), masks and observation planes as
-:class:`~boardzoo.envs.ultima.env.UltimaActions`, same rules as the reference
+:class:`~boardzoo.envs.ultima.actions.UltimaActions`, same rules as the reference
 :class:`~boardzoo.envs.ultima.rules.State` (spec: shared/rules/ultima.md), draw rules
 included. Each game is held as 64 piece codes plus one int64 bitboard per piece code;
 the legal moves of the position are computed once, when it is reached, and kept as
@@ -22,9 +22,9 @@ import torch
 
 from ..core.batched import BatchedGame, BatchState
 from ..core.game import PositionError
+from .actions import PIECE_TABLE, UltimaActions
 from .batched_rules import C, I, K, armies, attacked, captures, legal_moves
 from .batched_tables import Tables, keep, popcount, spread, square_of, take
-from .env import _PIECE_TABLE, UltimaActions
 from .rules import NO_CAPTURE_LIMIT, PLY_CAP, REPETITIONS, State
 
 #: History entries kept per game: a running game has at most 100 plies since a capture.
@@ -58,7 +58,7 @@ class BatchedUltima(BatchedGame):
     def __init__(self, device: torch.device | str = "cpu") -> None:
         super().__init__(device)
         self.tables = Tables(self.device)
-        table = np.stack([_PIECE_TABLE[0], _PIECE_TABLE[1]])  # [player, code, plane]
+        table = np.stack([PIECE_TABLE[0], PIECE_TABLE[1]])  # [player, code, plane]
         table = np.repeat(table[:, :, None], 2, axis=2)  # [player, code, frozen, plane]
         for player in (0, 1):
             for code in range(1, 16):
@@ -222,8 +222,9 @@ class BatchedUltima(BatchedGame):
 
     # -- queries --------------------------------------------------------------------------
     def rule_mask(self, batch: UltimaBatch) -> torch.Tensor:
-        """Return (N, 4096) bool of the moves spec 7 allows, even where a draw rule ended
-        the game (the reference's ``rule_moves()``, what the shared vectors list)."""
+        """Return (N, 4096) bool of the moves the pieces have (spec 7), even where a draw
+        rule ended the game and none of them is legal (the shared vectors' ``piece_moves``
+        of a drawn position); :meth:`legal_mask` is this without the finished games."""
         return self._expand(batch.legal)
 
     def legal_mask(self, batch: UltimaBatch) -> torch.Tensor:

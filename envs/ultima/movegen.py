@@ -36,7 +36,7 @@ from .check import attacked, relevant, threat_pieces, vacate_mask
 # The board encoding is re-exported: callers (agents, the env) import it from here.
 __all__ = [
     "BLACK", "CODE_OF", "KING", "LETTER_OF", "LETTERS", "WHITE", "attacked", "frozen_pieces",
-    "legal_moves", "make_move", "perft", "pseudo_moves", "pseudo_moves_by_piece",
+    "legal_moves", "make_move", "pseudo_moves", "pseudo_moves_by_piece",
 ]
 Moves = list[tuple[int, tuple[int, ...]]]
 
@@ -264,11 +264,3 @@ def make_move(b: bytes, move: int, caps: tuple[int, ...]) -> bytes:
     nb[t] = nb[f]
     nb[f] = 0
     return bytes(nb)
-
-
-def perft(b: bytes, colour: int, depth: int) -> int:
-    """Count the leaf move sequences of ``depth`` plies (draw rules ignored, as in spec 3)."""
-    moves = legal_moves(b, colour)
-    if depth <= 1:
-        return len(moves) if depth == 1 else 1
-    return sum(perft(make_move(b, m, caps), colour ^ 8, depth - 1) for m, caps in moves.items())

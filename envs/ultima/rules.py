@@ -6,11 +6,10 @@ all its captures, spec 4), which is also the env's action number. The board
 is 64 bytes of piece codes (see :mod:`.board`); a state is immutable and
 computes its legal moves (with their captures) once, on first use.
 
-A game ended by a draw rule of spec 9 (bare kings, 100 plies without capture,
-threefold repetition, ply cap) has no ``legal_moves()`` (the protocol: empty
-exactly when the game is over), but ``rule_moves()``, ``legal_move_strs()`` and
-``perft`` still list the moves spec 7 allows there, as the shared test vectors
-(and so ``boardzoo legal``/``perft``) do.
+A finished game, won or ended by a draw rule of spec 9 (bare kings, 100 plies
+without capture, threefold repetition, ply cap), has no legal move: ``legal_moves()``,
+``legal_move_strs()`` and ``perft`` (and so ``boardzoo legal``/``perft``) are empty
+or 0 exactly when the game is over, as in the shared test vectors and every game here.
 """
 
 from __future__ import annotations
@@ -121,24 +120,19 @@ class State(GameState):
             self._moves = movegen.legal_moves(self.board, _COLOUR[self.side])
         return self._moves
 
-    def rule_moves(self) -> list[int]:
-        """Return the moves spec 7 allows (``64 * origin + destination``), even in a
-        position that a draw rule has ended."""
+    def legal_moves(self) -> list[int]:
+        """Return the legal moves (``64 * origin + destination``); empty once the game is
+        over (won, lost or drawn)."""
         if self._move_list is None:
-            self._move_list = list(self._legal())
+            self._move_list = [] if self._judge()[0] else list(self._legal())
         return self._move_list
 
-    def legal_moves(self) -> list[int]:
-        """Return the legal moves; empty once the game is over (won, lost or drawn)."""
-        return [] if self._judge()[0] else self.rule_moves()
-
-    def legal_move_strs(self) -> list[str]:
-        """Return the canonical text of :meth:`rule_moves`, sorted: in a drawn position the
-        moves spec 7 allows are listed, as the shared test vectors list them."""
-        return sorted(move_to_str(self, m) for m in self.rule_moves())
-
     def captures(self, move: int) -> tuple[int, ...] | None:
-        """Return the squares ``move`` (one of :meth:`rule_moves`) captures, or None."""
+        """Return the squares ``move`` captures, or None when no piece can make it.
+
+        This knows the pieces' moves even where a draw rule has ended the game (none of
+        them is legal there); ``parse_move`` and ``apply`` accept them too, while the
+        action level and the env refuse every action once the game is over."""
         return self._legal().get(move)
 
     def apply(self, move: int) -> State:
@@ -196,9 +190,3 @@ class State(GameState):
 
     def parse_move(self, text: str) -> int:
         return parse_move(self, text)
-
-    def perft(self, depth: int) -> int:
-        """Count the leaf move sequences of ``depth`` plies (draw rules ignored, spec 3)."""
-        if depth == 1:
-            return len(self._legal())
-        return movegen.perft(self.board, _COLOUR[self.side], depth)

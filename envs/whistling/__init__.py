@@ -1,4 +1,5 @@
-"""Monochromatic Whistling: rules engine (:mod:`.rules`), notation, PettingZoo env (:mod:`.env`)."""
+"""Monochromatic Whistling: rules (:mod:`.rules`), notation, action encoding (:mod:`.actions`),
+evaluation, pictures, batched engine and the descriptor (:mod:`.spec`)."""
 
 from .rules import CRUSH, PLAIN, WHISTLE, State, Turn
 

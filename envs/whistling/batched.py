@@ -1,6 +1,6 @@
 """Batched Monochromatic Whistling: N games as (N, 331) boards stepped one hop at a time.
 
-The action level is exactly :class:`~.env.WhistlingActions`: one action is one hop, the
+The action level is exactly :class:`~.actions.WhistlingActions`: one action is one hop, the
 same player keeps acting during a capture chain, and the mask holds the first hops of the
 maximum-capture turns (or, mid-chain, the hops that continue one). Masks come from
 :mod:`.batched_search`: every stone of every game is expanded at once (plain moves,
@@ -25,6 +25,7 @@ import torch
 
 from ..core.batched import BatchedGame, BatchState
 from ..core.game import BoardzooError, PositionError
+from .actions import NUM_ACTIONS, NUM_PLANES, HopState, WhistlingActions
 from .batched_search import (
     Nodes,
     chain_values,
@@ -38,7 +39,6 @@ from .batched_search import (
     to_ints,
 )
 from .batched_tables import PER_CELL, SENT, tables
-from .env import NUM_ACTIONS, NUM_PLANES, HopState, WhistlingActions
 from .hexgrid import BIT, MAX_DISTANCE, NUM_CELLS, NUM_COLUMNS, NUM_ROWS
 from .rules import DRAW_QUIET, State
 

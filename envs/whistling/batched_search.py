@@ -21,10 +21,10 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from .actions import HOP_ACTION
 from .batched_tables import NEG, SENT
-from .env import HOP_ACTION
 from .hexgrid import BIT, MAX_DISTANCE, NUM_CELLS
-from .rules import _capture_hops, generate
+from .rules import capture_hops, generate
 
 RAY = 6 * (MAX_DISTANCE + 1)  # ray table entries per cell
 ZONE = 6 * MAX_DISTANCE * 2  # zone table entries per cell
@@ -199,12 +199,12 @@ def per_game_actions(own: int, enemy: int, mover: int, last: int) -> list[int]:
         got = memo.get(key)
         if got is None:
             got = 0
-            for d2, dest, c in _capture_hops(cell, d, rest | left, left, extremes):
+            for d2, dest, c in capture_hops(cell, d, rest | left, left, extremes):
                 got = max(got, c.bit_count() + best(dest, d2, left & ~c))
             memo[key] = got
         return got
 
-    hops = _capture_hops(mover, last, rest | enemy, enemy, extremes)
+    hops = capture_hops(mover, last, rest | enemy, enemy, extremes)
     values = [c.bit_count() + best(dest, d, enemy & ~c) for d, dest, c in hops]
     top = max(values, default=0)
     return [HOP_ACTION[mover * NUM_CELLS + dest]

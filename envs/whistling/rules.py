@@ -99,7 +99,7 @@ GEOM: tuple[tuple[tuple, ...], ...] = tuple(
 _new = tuple.__new__  # builds a Turn without NamedTuple's Python-level __new__
 
 
-def _capture_hops(cell: int, last: int, occ: int, enemy: int,
+def capture_hops(cell: int, last: int, occ: int, enemy: int,
                   extremes: dict[int, list[int]]) -> list[tuple[int, int, int]]:
     """Return (direction, destination, captured mask) of every capturing hop from ``cell``.
 
@@ -212,7 +212,7 @@ def _max_captures(own: int, enemy: int, capturers: list[int], crushes: list[Turn
             got = memo.get(key)
             if got is not None:
                 return got[0]
-            hops = _capture_hops(cell, last, rest | left, left, extremes) if left else []
+            hops = capture_hops(cell, last, rest | left, left, extremes) if left else []
             b = 0
             for d, dest, c in hops:
                 v = c.bit_count() + best(dest, d, left & ~c)
@@ -250,7 +250,7 @@ class State(GameState):
 
     name = "whistling"
     player_names = ("x", "o")
-    __slots__ = ("stones", "side", "quiet", "_ply", "_turns", "_most", "_turn_set", "memo")
+    __slots__ = ("stones", "side", "quiet", "_ply", "_turns", "_most", "_turn_set")
 
     def __init__(self, x: int, o: int, side: int = X, quiet: int = 0, ply: int = 0) -> None:
         """Build a position from X's and O's stone bitmasks (bit i = cell i in board order)."""
@@ -261,8 +261,6 @@ class State(GameState):
         self._turns: list[Turn] | None = None
         self._most = 0
         self._turn_set: frozenset[Turn] | None = None
-        #: Free slot for derived data of other layers (the env's hop tables).
-        self.memo: object = None
 
     # -- construction and text ------------------------------------------------------
     @classmethod

@@ -3,7 +3,7 @@
     python training/examples/sb3_maskable_ppo.py --timesteps 80000 --eval-games 200
     python training/examples/sb3_maskable_ppo.py --opponent mcts:20 --out runs/ppo_loa.zip
 
-The learner is a :class:`~boardzoo.envs.single_agent.SingleAgentEnv` (colours
+The learner is a :class:`~boardzoo.agents.single_agent.SingleAgentEnv` (colours
 alternate per episode); the policy sees the 8x8x5 planes through a small conv
 net (``--policy cnn``) or flattened (``--policy mlp``) and samples only legal
 moves (``action_masks``). After training it saves the model and plays
@@ -28,7 +28,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from boardzoo.envs.single_agent import SingleAgentEnv
+from boardzoo.agents.single_agent import SingleAgentEnv
 
 
 class PlanesCNN(BaseFeaturesExtractor):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from boardzoo.envs.core.game import GameState
+from ..core.game import GameState
 
 FULL = (1 << 64) - 1
 _NOT_A = FULL & ~sum(1 << s for s in range(0, 64, 8))

@@ -6,9 +6,9 @@ acts through ``step``; the opponent, any boardzoo agent (a spec string such as
 whole turn inside ``reset``/``step``. It follows sb3-contrib's masking protocol
 (:meth:`SingleAgentEnv.action_masks`) and also puts the mask in ``info``.
 
-Importing the module registers ``boardzoo/<game>-single-v0`` with Gymnasium, so
-``gymnasium.make("boardzoo.envs.single_agent:boardzoo/loa-single-v0", opponent="mcts:50")``
-works without an import of its own.
+It lives with the agents because its opponent is one. Importing boardzoo registers
+``boardzoo/<game>-single-v0`` with Gymnasium (entry point here), so
+``gymnasium.make("boardzoo/loa-single-v0", opponent="mcts:50")`` works after ``import boardzoo``.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ..agents.base import Agent, make_agent
-from ..agents.env_adapter import EnvAgent
-from .core.game import BoardzooError, MoveError
-from .core.registry import GAMES, env_module
+from boardzoo.envs.aec import BoardGameEnv
+from boardzoo.envs.core.game import BoardzooError, MoveError
+from boardzoo.envs.core.registry import UnknownGameError, game_names, get_spec
+
+from .base import Agent, make_agent
+from .env_adapter import EnvAgent
 
 LEARNER_SIDES = ("alternate", 0, 1)
 ILLEGAL_MODES = ("raise", "penalty")
@@ -64,8 +66,11 @@ class SingleAgentEnv(gymnasium.Env):
         render_mode: str | None = None,
     ) -> None:
         """Create the env; ``seed`` seeds the first reset (later ``reset(seed=...)`` reseeds)."""
-        if game not in GAMES:
-            raise SingleAgentError(f"unknown game {game!r}; choose one of: {', '.join(GAMES)}")
+        try:
+            spec = get_spec(game)
+        except UnknownGameError:
+            raise SingleAgentError(f"unknown game {game!r}; choose one of: "
+                                   f"{', '.join(game_names())}") from None
         if learner_side not in LEARNER_SIDES or isinstance(learner_side, bool):
             raise SingleAgentError(
                 f"learner_side must be 0, 1 or 'alternate', got {learner_side!r}")
@@ -75,8 +80,8 @@ class SingleAgentEnv(gymnasium.Env):
             raise SingleAgentError(
                 f"opponent must be an agent spec string or an Agent, got {type(opponent).__name__}")
         self.game_name = game
-        self.raw = env_module(game).raw_env(render_mode=render_mode, max_moves=max_moves,
-                                            position=position)
+        self.raw = BoardGameEnv(spec, render_mode=render_mode, max_moves=max_moves,
+                                position=position)
         self.actions = self.raw.actions
         self.render_mode = render_mode
         self.observation_space = spaces.Box(0.0, 1.0, shape=self.actions.observation_shape,
@@ -151,7 +156,7 @@ class SingleAgentEnv(gymnasium.Env):
         """Return a bool vector, True on the learner's legal actions (all False once over)."""
         if self._done or self._over():
             return np.zeros(self.actions.num_actions, dtype=bool)
-        return self.actions.action_mask(self.raw.state).astype(bool)
+        return self.actions.action_mask(self.raw.action_state).astype(bool)
 
     def render(self) -> str | np.ndarray | None:
         """Render as the AEC env does (``ansi`` text, ``rgb_array`` picture, ``human`` print)."""
@@ -190,16 +195,16 @@ class SingleAgentEnv(gymnasium.Env):
         if not 0 <= value < self.actions.num_actions:
             raise SingleAgentError(
                 f"action {value} is outside the action space 0..{self.actions.num_actions - 1}")
-        if self.actions.action_mask(self.raw.state)[value]:
+        if self.actions.action_mask(self.raw.action_state)[value]:
             return value
         if self.illegal == "penalty":
             return None
-        legal = self.actions.legal_actions(self.raw.state)
+        legal = self.actions.legal_actions(self.raw.action_state)
         shown = ", ".join(map(str, legal[:10])) + (", ..." if len(legal) > 10 else "")
         raise MoveError(f"action {value} is not legal for the learner here; legal: {shown}")
 
     def _obs(self) -> np.ndarray:
-        return self.actions.observation(self.raw.state, self.learner)
+        return self.actions.observation(self.raw.action_state, self.learner)
 
     def _info(self, opponent_moves: list[str]) -> dict[str, Any]:
         return {"action_mask": self.action_masks().astype(np.int8),
@@ -209,17 +214,3 @@ class SingleAgentEnv(gymnasium.Env):
 def make_single_agent(game: str, opponent: str | Agent = "random", **kwargs: Any) -> SingleAgentEnv:
     """Return a :class:`SingleAgentEnv` of ``game`` against ``opponent`` (see its arguments)."""
     return SingleAgentEnv(game, opponent, **kwargs)
-
-
-#: Gymnasium id -> game of every registered single-agent env.
-GYM_IDS = {f"boardzoo/{game}-single-v0": game for game in GAMES}
-
-
-def _register() -> None:
-    for env_id, game in GYM_IDS.items():
-        if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point=f"{__name__}:SingleAgentEnv",
-                               kwargs={"game": game})
-
-
-_register()

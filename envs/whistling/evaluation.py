@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from boardzoo.envs.core.game import GameState
+from ..core.game import GameState
 
 W_NOW = 0.8  # the side to move must capture its best capture now: most of it is banked
 W_EXPOSED = 0.4  # stones the opponent could take if it were to move: at risk, not yet lost

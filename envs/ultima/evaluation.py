@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from boardzoo.envs.core.game import GameState
-from boardzoo.envs.ultima.movegen import pseudo_moves
+from ..core.game import GameState
+from .movegen import pseudo_moves
 
 # Pawn = 1. The immobilizer paralyses whole regions; the queen-movers are worth a few pawns.
 # Index = piece kind: -, K, P, L, C, W, I, O (the king is never captured: checkmate decides).

@@ -1,12 +1,14 @@
-"""Shared PettingZoo AEC plumbing for boardzoo's two-player board games.
+"""The one PettingZoo AEC environment over any boardzoo game descriptor.
 
 :class:`BoardGameEnv` owns everything the games have in common: agent names,
 rewards, terminations, truncation at ``max_moves``, the
-``{"observation", "action_mask"}`` dictionary, rendering dispatch and the
-standard wrapper stack (:func:`wrap`). It drives an
-:class:`~boardzoo.envs.core.actions.ActionGame`, the game's action encoding
-and observation planes, which AlphaZero-style training uses directly.
-A game's env subclasses it, sets ``actions`` and draws the ``rgb_array`` picture.
+``{"observation", "action_mask"}`` dictionary, rendering and the standard
+wrapper stack (:func:`wrap`). Everything game-specific comes from the game's
+:class:`~boardzoo.envs.core.spec.GameSpec`: its
+:class:`~boardzoo.envs.core.actions.ActionGame` (action encoding and
+observation planes, which AlphaZero-style training uses directly) and its
+renderers. ``env_class(spec)`` binds a descriptor to a class, which is what
+the ``*_v0`` modules export as ``raw_env``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import ActionGame
-from .game import GameState
+from .core.actions import ActionGame
+from .core.game import GameState
+from .core.registry import get_spec
+from .core.spec import GameSpec
 
 
 def wrap(raw: AECEnv) -> AECEnv:
@@ -31,25 +35,38 @@ def wrap(raw: AECEnv) -> AECEnv:
 
 
 class BoardGameEnv(AECEnv):
-    """A two-player AEC env over an :class:`ActionGame` (one action = one step)."""
+    """A two-player AEC env over a game descriptor (one action = one step).
+
+    Use ``BoardGameEnv(spec_or_name, ...)``, or a class bound by :func:`env_class`.
+    """
 
     metadata: ClassVar[dict[str, Any]] = {
         "render_modes": ["human", "ansi", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 2,
     }
-    #: The game's action encoding and observation planes.
+    #: The game's descriptor (set by :func:`env_class`, or per instance).
+    spec: ClassVar[GameSpec | None] = None
+    #: The game's action encoding and observation planes (the descriptor's ``actions``).
     actions: ClassVar[ActionGame]
 
     def __init__(
         self,
+        game: GameSpec | str | None = None,
         render_mode: str | None = None,
         max_moves: int | None = None,
         position: str | None = None,
     ) -> None:
-        """Create the env; ``max_moves`` truncates after that many turns, ``position``
-        starts every episode from that position text."""
+        """Create the env of ``game`` (a descriptor or a name; a bound class knows its own);
+        ``max_moves`` truncates after that many turns, ``position`` starts every episode
+        from that position text."""
         super().__init__()
+        if game is not None:
+            spec = get_spec(game) if isinstance(game, str) else game
+            self.spec, self.actions = spec, spec.actions  # type: ignore[misc]
+            self.metadata = {**self.metadata, "name": spec.env_name}
+        if self.spec is None:
+            raise TypeError("BoardGameEnv needs a game: BoardGameEnv('loa') or env_class(spec)")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
@@ -59,7 +76,7 @@ class BoardGameEnv(AECEnv):
         self.render_mode = render_mode
         self.max_moves = max_moves
         self.start_position = position
-        self.state = self.actions.initial_state(position)  # fails early on bad text
+        self.action_state = self.actions.initial_state(position)  # fails early on bad text
         self.possible_agents = ["player_0", "player_1"]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         n = self.actions.num_actions
@@ -86,7 +103,7 @@ class BoardGameEnv(AECEnv):
     @property
     def game(self) -> GameState:
         """The rules-level state (position, history) of the current game."""
-        return self.actions.game_state(self.state)
+        return self.actions.game_state(self.action_state)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game; ``options={"position": TEXT}`` starts from that position."""
@@ -94,7 +111,7 @@ class BoardGameEnv(AECEnv):
             for i, agent in enumerate(self.possible_agents):
                 self.action_spaces[agent].seed(seed + i)
         position = (options or {}).get("position", self.start_position)
-        self.state = self.actions.initial_state(position)
+        self.action_state = self.actions.initial_state(position)
         self.last_move = None
         self._turns_played = 0
         self.agents = self.possible_agents[:]
@@ -103,16 +120,17 @@ class BoardGameEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.actions.to_move(self.state)]
+        self.agent_selection = self.possible_agents[self.actions.to_move(self.action_state)]
         self._check_game_end()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         player = self.agent_name_mapping[agent]
         if agent == self.agent_selection and not self._is_over():
-            mask = self.actions.action_mask(self.state)
+            mask = self.actions.action_mask(self.action_state)
         else:
             mask = np.zeros(self.actions.num_actions, dtype=np.int8)
-        return {"observation": self.actions.observation(self.state, player), "action_mask": mask}
+        obs = self.actions.observation(self.action_state, player)
+        return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
@@ -122,12 +140,12 @@ class BoardGameEnv(AECEnv):
         self._cumulative_rewards[agent] = 0
         self.rewards = dict.fromkeys(self.agents, 0)
         self.infos = {a: {} for a in self.agents}
-        self.state, turn = self.actions.apply_action(self.state, int(action))
+        self.action_state, turn = self.actions.apply_action(self.action_state, int(action))
         if turn is not None:
             self.last_move = turn
             self._turns_played += 1
             self.infos[agent]["turn"] = turn
-        self.agent_selection = self.possible_agents[self.actions.to_move(self.state)]
+        self.agent_selection = self.possible_agents[self.actions.to_move(self.action_state)]
         self._check_game_end()
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -150,7 +168,9 @@ class BoardGameEnv(AECEnv):
     # -- helpers for users --------------------------------------------------------
     def render_ansi(self) -> str:
         """Return the board as text with coordinates, the last move and the side to move."""
-        lines = [self.game.render_text()]
+        spec = self.spec
+        board = spec.render_text(self.action_state) if spec.render_text else self.game.render_text()
+        lines = [board]
         if self.last_move is not None:
             lines.append(f"last move: {self.last_move}")
         lines.append(self._status_line())
@@ -158,7 +178,9 @@ class BoardGameEnv(AECEnv):
 
     def render_rgb(self) -> np.ndarray:
         """Return a picture of the board as an RGB uint8 array."""
-        raise NotImplementedError
+        if self.spec.render_rgb is None:
+            raise NotImplementedError(f"{self.spec.name} has no picture; use render_mode='ansi'")
+        return self.spec.render_rgb(self.action_state, self.last_move, self._status_line())
 
     @property
     def turns_played(self) -> int:
@@ -167,15 +189,15 @@ class BoardGameEnv(AECEnv):
 
     def legal_actions(self) -> list[int]:
         """Return the actions the mask allows for the agent to act (none once over)."""
-        return [] if self._is_over() else self.actions.legal_actions(self.state)
+        return [] if self._is_over() else self.actions.legal_actions(self.action_state)
 
     def action_to_move_str(self, action: int) -> str:
         """Return the notation of a legal ``action`` in the current state (one hop or move)."""
-        return self.actions.action_to_str(self.state, int(action))
+        return self.actions.action_to_str(self.action_state, int(action))
 
     def move_str_to_action(self, text: str) -> int:
         """Return the action of move text (any accepted spelling) in the current state."""
-        return self.actions.str_to_action(self.state, text)
+        return self.actions.str_to_action(self.action_state, text)
 
     # -- internals ----------------------------------------------------------------
     def _status_line(self) -> str:
@@ -183,20 +205,41 @@ class BoardGameEnv(AECEnv):
             return f"result: {self.game.result()}"
         if self._truncated():
             return "result: truncated (max_moves)"
-        return f"to move: {self.game.player_names[self.actions.to_move(self.state)]}"
+        return f"to move: {self.game.player_names[self.actions.to_move(self.action_state)]}"
 
     def _is_over(self) -> bool:
-        return self.actions.is_terminal(self.state) or self._truncated()
+        return self.actions.is_terminal(self.action_state) or self._truncated()
 
     def _truncated(self) -> bool:
         return self.max_moves is not None and self._turns_played >= self.max_moves
 
     def _check_game_end(self) -> None:
-        if self.actions.is_terminal(self.state):
-            returns = self.actions.returns(self.state)
+        if self.actions.is_terminal(self.action_state):
+            returns = self.actions.returns(self.action_state)
             for i, a in enumerate(self.possible_agents):
                 self.rewards[a] = returns[i]
                 self.terminations[a] = True
         elif self._truncated():
             for a in self.possible_agents:
                 self.truncations[a] = True
+
+
+def env_class(spec: GameSpec, module: str | None = None) -> type[BoardGameEnv]:
+    """Return the AEC env class bound to ``spec`` (the ``raw_env`` a ``*_v0`` module exports).
+
+    ``module`` (the exporting module's ``__name__``) makes the class picklable by name there.
+    """
+    name = "raw_env"
+    cls = type(name, (BoardGameEnv,), {
+        "__doc__": f"{spec.long_name} AEC env without wrappers (``{spec.env_name}``).",
+        "spec": spec, "actions": spec.actions,
+        "metadata": {**BoardGameEnv.metadata, "name": spec.env_name},
+    })
+    if module is not None:
+        cls.__module__ = module
+    return cls
+
+
+def make_env(game: GameSpec | str, **kwargs: Any) -> AECEnv:
+    """Return the env of ``game`` (a descriptor or a name) with the standard wrappers."""
+    return wrap(BoardGameEnv(game, **kwargs))

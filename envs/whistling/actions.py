@@ -1,4 +1,4 @@
-"""Monochromatic Whistling as a PettingZoo AEC environment (``boardzoo.envs.whistling_v0``).
+"""Monochromatic Whistling's action encoding and observation planes (used by ``whistling_v0``).
 
 Agents ``player_0`` (X, moves first) and ``player_1`` (O). One action is ONE
 HOP; a chained whistling capture takes several steps by the same agent
@@ -29,22 +29,17 @@ when the game ends. When a turn completes, ``infos[agent]["turn"]`` holds its
 canonical notation. ``max_moves`` truncates after that many whole turns.
 """
 
+
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
 
 from ..core.actions import ActionGame
-from ..core.aec import BoardGameEnv, wrap
 from ..core.game import GameState, MoveError
 from .hexgrid import (
     BIT,
     CELL_NAMES,
     CELLS,
-    COLUMNS,
     DIRECTION_NAMES,
     HOPS,
     MAX_DISTANCE,
@@ -54,8 +49,8 @@ from .hexgrid import (
     RAYS,
     cells_of,
 )
-from .notation import CRUSH, WHISTLE, fits, hop_to_str, spell, turn_to_str
-from .rules import DRAW_QUIET, SIDES, State, Turn, diagram
+from .notation import WHISTLE, fits, hop_to_str, spell, turn_to_str
+from .rules import DRAW_QUIET, State, Turn
 
 NUM_PLANES = 11
 NUM_ACTIONS = NUM_CELLS * 6 * MAX_DISTANCE
@@ -96,7 +91,7 @@ def describe(action: int) -> str:
 class HopState:
     """Action state: a rules position plus the hops already played in the current turn."""
 
-    __slots__ = ("game", "done", "cands")
+    __slots__ = ("game", "done", "cands", "firsts")
 
     def __init__(self, game: State, done: tuple[int, ...] = (),
                  cands: tuple[Candidate, ...] = ()) -> None:
@@ -104,19 +99,22 @@ class HopState:
         self.game = game
         self.done = done
         self.cands = cands
+        #: First-hop action of each legal turn, aligned with ``game.legal_moves()``; filled on
+        #: first use (why: every step of a random or MCTS rollout needs them).
+        self.firsts: list[int] | None = None
 
     def __repr__(self) -> str:
         return f"HopState({self.game.to_text()!r}, done={self.done})"
 
 
-def _firsts(game: State) -> list[int]:
-    """Return the first hop's action of each legal turn (aligned with ``legal_moves()``),
-    cached on the position (why: every step of a random or MCTS rollout needs them)."""
-    firsts = game.memo
+def _firsts(state: HopState) -> list[int]:
+    """Return the first hop's action of each legal turn of ``state.game``, cached on ``state``."""
+    firsts = state.firsts
     if firsts is None:
         n = NUM_CELLS
-        firsts = game.memo = [HOP_ACTION[t[0][0] * n + t[0][1]] for t in game.legal_moves()]
-    return firsts  # type: ignore[return-value]
+        firsts = state.firsts = [HOP_ACTION[t[0][0] * n + t[0][1]]
+                                 for t in state.game.legal_moves()]
+    return firsts
 
 
 def _hop_actions(turn: Turn) -> tuple[int, ...]:
@@ -151,11 +149,11 @@ class WhistlingActions(ActionGame):
         if state.done:
             n = len(state.done)
             return sorted({acts[n] for _, acts in state.cands})
-        return sorted(set(_firsts(state.game)))
+        return sorted(set(_firsts(state)))
 
     def action_mask(self, state: HopState) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        legal = _firsts(state.game) if not state.done else self.legal_actions(state)
+        legal = _firsts(state) if not state.done else self.legal_actions(state)
         if legal:
             mask[legal] = 1
         return mask
@@ -166,7 +164,7 @@ class WhistlingActions(ActionGame):
         if n:
             group = [c for c in state.cands if c[1][n] == action]
         else:
-            firsts = _firsts(state.game)
+            firsts = _firsts(state)
             try:
                 i = firsts.index(action)
             except ValueError:
@@ -266,105 +264,3 @@ class WhistlingActions(ActionGame):
             for i in range(n))
 
 
-# -- pictures --------------------------------------------------------------------------
-HEX_SIDE = 16
-_DX = HEX_SIDE * math.sqrt(3) / 2  # pixels per column step (two columns = one cell)
-_DY = HEX_SIDE * 1.5  # pixels per row
-_MARGIN = 28
-BOARD_FILL = (224, 196, 150)
-BOARD_EDGE = (110, 80, 50)
-HIGHLIGHT = (246, 226, 107)
-BACKGROUND = (60, 45, 35)
-TEXT = (240, 240, 240)
-STONE = {0: ((25, 25, 25), (200, 200, 200)), 1: ((245, 245, 245), (30, 30, 30))}
-
-
-def _font(size: int) -> ImageFont.ImageFont:
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow < 10.1 has no sized default font
-        return ImageFont.load_default()
-
-
-def _centre(cell: int) -> tuple[float, float]:
-    c, r = CELLS[cell]
-    return _MARGIN + _DX * (c + 1), _MARGIN + HEX_SIDE + _DY * (r - 1)
-
-
-def draw_board(x: int, o: int, highlight: set[int] = frozenset(), moving: int = -1,
-               caption: str = "") -> np.ndarray:
-    """Return an RGB uint8 picture of the hexagonal board with stones and coordinates."""
-    width = int(2 * _MARGIN + _DX * (NUM_COLUMNS + 1))
-    height = int(2 * _MARGIN + 2 * HEX_SIDE + _DY * (NUM_ROWS - 1)) + 24
-    image = Image.new("RGB", (width, height), BACKGROUND)
-    draw = ImageDraw.Draw(image)
-    small = _font(11)
-    corners = [(HEX_SIDE * math.cos(math.radians(a)), HEX_SIDE * math.sin(math.radians(a)))
-               for a in range(-90, 270, 60)]  # pointy-top hexagons: rows are horizontal
-    for cell in range(NUM_CELLS):
-        cx, cy = _centre(cell)
-        fill = HIGHLIGHT if cell in highlight else BOARD_FILL
-        draw.polygon([(cx + dx, cy + dy) for dx, dy in corners], fill=fill, outline=BOARD_EDGE)
-        side = 0 if x & BIT[cell] else 1 if o & BIT[cell] else -1
-        if side >= 0:
-            rad = HEX_SIDE * 0.62
-            inner, edge = STONE[side]
-            draw.ellipse([cx - rad, cy - rad, cx + rad, cy + rad], fill=inner, outline=edge,
-                         width=2)
-            if cell == moving:
-                draw.ellipse([cx - rad - 3, cy - rad - 3, cx + rad + 3, cy + rad + 3],
-                             outline=(220, 40, 40), width=3)
-    for c in range(NUM_COLUMNS):
-        px = _MARGIN + _DX * (c + 1)
-        draw.text((px, _MARGIN / 2), COLUMNS[c], fill=TEXT, font=small, anchor="mm")
-        draw.text((px, height - 24 - _MARGIN / 2), COLUMNS[c], fill=TEXT, font=small,
-                  anchor="mm")
-    for r in range(1, NUM_ROWS + 1):
-        first = min(c for c, rr in CELLS if rr == r)
-        py = _MARGIN + HEX_SIDE + _DY * (r - 1)
-        draw.text((_MARGIN + _DX * (first - 1), py), str(r), fill=TEXT, font=small, anchor="rm")
-        draw.text((_MARGIN + _DX * (NUM_COLUMNS - first + 2), py), str(r), fill=TEXT,
-                  font=small, anchor="lm")
-    if caption:
-        draw.text((_MARGIN / 2, height - 12), caption, fill=TEXT, font=small, anchor="lm")
-    return np.asarray(image, dtype=np.uint8)
-
-
-class raw_env(BoardGameEnv):  # noqa: N801 - PettingZoo's naming convention
-    """Monochromatic Whistling AEC env without wrappers (see the module docstring)."""
-
-    metadata: dict[str, Any] = {**BoardGameEnv.metadata, "name": "whistling_v0"}
-    actions = WhistlingActions()
-
-    def render_ansi(self) -> str:
-        """Return the seed-style text board (mid-chain: as it stands, the mover in capitals)."""
-        x, o, cell, _ = self.actions.board(self.state)
-        marks = {cell: SIDES[self.game.side].upper()} if cell >= 0 else None
-        lines = [diagram(x, o, marks)]
-        if cell >= 0:
-            lines.append(f"turn in progress: {self.actions.turn_so_far(self.state)}")
-        if self.last_move is not None:
-            lines.append(f"last move: {self.last_move}")
-        lines.append(self._status_line())
-        return "\n".join(lines)
-
-    def render_rgb(self) -> np.ndarray:
-        x, o, cell, _ = self.actions.board(self.state)
-        marked: set[int] = set()
-        caption = self._status_line()
-        if cell >= 0:
-            turn = self.state.cands[0][0]
-            marked = set(turn.path[: len(self.state.done) + 1])
-            caption += f"   turn in progress: {self.actions.turn_so_far(self.state)}"
-        elif self.last_move:
-            marked = set(spell(self.last_move).path)
-            caption += f"   last move: {self.last_move}"
-        return draw_board(x, o, marked, cell, caption)
-
-
-def env(**kwargs: Any) -> Any:
-    """Return the Whistling env with PettingZoo's standard wrappers (see :class:`raw_env`)."""
-    return wrap(raw_env(**kwargs))
-
-
-__all__ = ["CRUSH", "NUM_ACTIONS", "WhistlingActions", "decode", "encode", "env", "raw_env"]

@@ -1,6 +1,4 @@
-"""Lines of Action as a PettingZoo AEC environment (``boardzoo.envs.loa_v0``).
-
-Agents ``player_0`` (Black, moves first) and ``player_1`` (White).
+"""Lines of Action's action encoding and observation planes (used by ``loa_v0``).
 
 Actions: ``Discrete(513)``; ``action = 8 * origin + direction`` with
 ``origin = 8 * rank + file`` (a1 = 0, h8 = 63) and direction 0..7 = N, NE, E,
@@ -16,22 +14,14 @@ rank 1), from the point of view of the observing agent:
 2. constant 1 if the agent plays Black, else 0
 3. constant ply / 400 (how close the move-cap draw is)
 4. constant 1 (marks the board for convolutions with zero padding)
-
-Rewards: +1 win, -1 loss, 0 draw, only when the game ends. ``max_moves``
-truncates after that many turns (both agents truncated, reward 0).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..core.actions import MoveActions
-from ..core.aec import BoardGameEnv, wrap
-from ..core.board8 import parse_square
-from ..core.draw import Glyph, draw_board8
-from .rules import MOVE_CAP, PASS, State
+from .rules import MOVE_CAP, State
 
 NUM_PLANES = 5
 
@@ -56,35 +46,3 @@ class LoaActions(MoveActions):
         obs[:, :, 3] = min(state.ply, MOVE_CAP) / MOVE_CAP
         obs[:, :, 4] = 1.0
         return obs
-
-
-GLYPHS = {
-    "b": Glyph(fill=(20, 20, 20), outline=(200, 200, 200)),
-    "w": Glyph(fill=(250, 250, 250), outline=(30, 30, 30)),
-}
-
-
-class raw_env(BoardGameEnv):  # noqa: N801 - PettingZoo's naming convention
-    """Lines of Action AEC env without wrappers (see the module docstring)."""
-
-    metadata: dict[str, Any] = {**BoardGameEnv.metadata, "name": "loa_v0"}
-    actions = LoaActions()
-
-    def render_rgb(self) -> np.ndarray:
-        game: State = self.game
-        marked: list[int] = []
-        if self.last_move not in (None, "pass"):
-            marked = [parse_square(self.last_move[:2]), parse_square(self.last_move[3:])]
-        caption = self._status_line()
-        if self.last_move:
-            caption += f"   last move: {self.last_move}"
-        return draw_board8(game.cells(), GLYPHS, highlight=marked,
-                           legend={"b": "black", "w": "white"}, caption=caption)
-
-
-def env(**kwargs: Any) -> Any:
-    """Return the LOA env with PettingZoo's standard wrappers (see :func:`raw_env`)."""
-    return wrap(raw_env(**kwargs))
-
-
-__all__ = ["PASS", "LoaActions", "env", "raw_env"]

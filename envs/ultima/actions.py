@@ -1,4 +1,4 @@
-"""Ultima (Baroque chess) as a PettingZoo AEC environment (``boardzoo.envs.ultima_v0``).
+"""Ultima's action encoding and observation planes (used by ``ultima_v0``).
 
 Agents ``player_0`` (White, moves first) and ``player_1`` (Black).
 
@@ -29,17 +29,13 @@ bare kings, 100 plies without capture, threefold repetition and 400 plies draw).
 ``max_moves`` truncates after that many turns (both agents truncated, reward 0).
 """
 
-from __future__ import annotations
 
-from typing import Any
+from __future__ import annotations
 
 import numpy as np
 
 from ..core.actions import MoveActions
-from ..core.aec import BoardGameEnv, wrap
 from ..core.bits import indices_of
-from ..core.board8 import parse_square
-from ..core.draw import Glyph, draw_board8
 from ..core.game import MoveError
 from .movegen import BLACK, CODE_OF, LETTERS, WHITE, frozen_pieces
 from .rules import NO_CAPTURE_LIMIT, PLY_CAP, REPETITIONS, State
@@ -59,7 +55,7 @@ def _piece_table(player: int) -> np.ndarray:
     return table
 
 
-_PIECE_TABLE = (_piece_table(0), _piece_table(1))
+PIECE_TABLE = (_piece_table(0), _piece_table(1))
 
 
 class UltimaActions(MoveActions):
@@ -85,7 +81,7 @@ class UltimaActions(MoveActions):
     def observation(self, state: State, player: int) -> np.ndarray:
         board = state.board
         codes = np.frombuffer(board, dtype=np.uint8).astype(np.intp)
-        obs = _PIECE_TABLE[player].take(codes, axis=0)  # (64, planes), faster than [codes]
+        obs = PIECE_TABLE[player].take(codes, axis=0)  # (64, planes), faster than [codes]
         mine, theirs = (WHITE, BLACK) if player == 0 else (BLACK, WHITE)
         for colour, plane in ((mine, 14), (theirs, 15)):
             frozen = frozen_pieces(board, colour)
@@ -102,47 +98,3 @@ class UltimaActions(MoveActions):
         return obs.reshape(self.observation_shape)
 
 
-NAMES = ("king", "pawn", "leaper", "chameleon", "withdrawer", "immobilizer", "coordinator")
-_WHITE_FILL, _BLACK_FILL = (248, 248, 240), (28, 28, 34)
-FROZEN_RING = (214, 40, 40)
-FROZEN = "~"  # suffix of a cell key: the piece is frozen (drawn with a red ring)
-#: One disc per piece: fill gives the colour, the letter the kind, a red ring a frozen piece.
-GLYPHS = {
-    **{c: Glyph(fill=_WHITE_FILL, outline=(40, 40, 40), label=c, label_color=(20, 20, 20))
-       for c in LETTERS},
-    **{c.lower(): Glyph(fill=_BLACK_FILL, outline=(215, 215, 215), label=c,
-                        label_color=(245, 245, 245))
-       for c in LETTERS},
-}
-GLYPHS.update({k + FROZEN: Glyph(fill=g.fill, outline=FROZEN_RING, label=g.label,
-                                 label_color=g.label_color) for k, g in list(GLYPHS.items())})
-LEGEND = {letter: name for letter_u, name in zip(LETTERS, NAMES, strict=True)
-          for letter in (letter_u, letter_u.lower())}
-LEGEND["P" + FROZEN] = "frozen"
-
-
-class raw_env(BoardGameEnv):  # noqa: N801 - PettingZoo's naming convention
-    """Ultima AEC env without wrappers (see the module docstring)."""
-
-    metadata: dict[str, Any] = {**BoardGameEnv.metadata, "name": "ultima_v0"}
-    actions = UltimaActions()
-
-    def render_rgb(self) -> np.ndarray:
-        game: State = self.game
-        marked: list[int] = []
-        if self.last_move:
-            marked = [parse_square(self.last_move[:2]), parse_square(self.last_move[2:4])]
-        caption = self._status_line()
-        if self.last_move:
-            caption += f"   last move: {self.last_move}"
-        frozen = game.frozen()
-        cells = [c + FROZEN if c and frozen >> s & 1 else c for s, c in enumerate(game.cells())]
-        return draw_board8(cells, GLYPHS, highlight=marked, legend=LEGEND, caption=caption)
-
-
-def env(**kwargs: Any) -> Any:
-    """Return the Ultima env with PettingZoo's standard wrappers (see :func:`raw_env`)."""
-    return wrap(raw_env(**kwargs))
-
-
-__all__ = ["NUM_ACTIONS", "NUM_PLANES", "UltimaActions", "env", "raw_env"]

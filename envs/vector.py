@@ -31,7 +31,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .batched import BatchedEnv, BatchedGame
+from .core.batched import BatchedEnv, BatchedGame
 
 
 class BoardzooVectorEnv(VectorEnv):

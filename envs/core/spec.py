@@ -1,0 +1,106 @@
+"""The descriptor of a game: every per-game fact the layers above need, in one object.
+
+Each game states its facts in ``envs/<game>/spec.py`` and registers itself
+there (:func:`boardzoo.envs.core.registry.register_game`), as OpenSpiel's games
+do. The envs, agents, training, integrations and CLI ask the descriptor and
+never name a game. See docs/protocol.md for the fields and how to add a game.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .actions import ActionGame
+from .game import GameState, UnknownGameError
+from .layout import ActionLayout
+from .symmetry import Symmetry, identity
+
+#: Static evaluation of a non-terminal state from the side to move's view (about one unit
+#: per piece); search agents squash it with the descriptor's ``eval_scale``.
+Evaluator = Callable[[GameState], float]
+#: ``render_rgb(action_state, last_move, caption)``: a picture of the position.
+RgbRenderer = Callable[[Any, "str | None", str], np.ndarray]
+
+
+def zero_evaluation(state: GameState) -> float:
+    """Return 0: the evaluation of a game that has none (search then plays out to the end)."""
+    return 0.0
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What a game is: rules, encoding, evaluation, geometry and limits, named in one place."""
+
+    #: Short name used by the CLI, configs and registries (``loa``).
+    name: str
+    #: Name for people (``"Lines of Action"``).
+    long_name: str
+    #: The rules-level state class (the GameState protocol).
+    state_cls: type[GameState]
+    #: The action encoding and observation planes (stateless).
+    actions: ActionGame
+    #: The most actions (env steps) a game from the start can last: the draw caps' bound.
+    max_game_length: int
+    #: Static evaluation for greedy, alpha-beta, MCTS cut-offs and adjudication.
+    evaluate: Evaluator = zero_evaluation
+    #: Evaluation that search squashes to tanh(1) = 0.76 (about "clearly winning").
+    eval_scale: float = 1.0
+    #: MCTS playout length cap (short where an evaluation scores the cut-off).
+    playout_cap: int = 40
+    #: Board symmetries for training augmentation, identity first (computed on first use).
+    symmetries: Callable[[], list[Symmetry]] | None = None
+    #: How the actions sit on the observation grid (for the conv policy head), if they do.
+    action_layout: ActionLayout | None = None
+    #: Observation plane that is 1 on the real cells of an irregular board, else None.
+    cell_mask_plane: int | None = None
+    #: Picture of a position for ``rgb_array`` rendering (None: no picture).
+    render_rgb: RgbRenderer | None = None
+    #: Text board of an action state (None: the rules state's ``render_text()``).
+    render_text: Callable[[Any], str] | None = None
+    #: Module with the batched torch engine (``Engine(device)``), imported on first use.
+    batched_module: str | None = None
+    #: Version of the env (``loa_v0``); bumped when observations or rewards change.
+    env_version: int = 0
+    #: Per-game defaults of settings that others read by name (e.g. training's search).
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def env_name(self) -> str:
+        """The PettingZoo env name (``"loa_v0"``)."""
+        return f"{self.name}_v{self.env_version}"
+
+    @property
+    def env_id(self) -> str:
+        """The PettingZoo/Gymnasium registry id (``"boardzoo/loa-v0"``)."""
+        return f"boardzoo/{self.name}-v{self.env_version}"
+
+    @property
+    def player_names(self) -> tuple[str, str]:
+        """Display names of player 0 and player 1."""
+        return self.state_cls.player_names
+
+    def start(self) -> GameState:
+        """Return the start position."""
+        return self.state_cls.start()
+
+    def load_state(self, position: str | None = None) -> GameState:
+        """Return the start position, or the state parsed from ``position`` text."""
+        return self.start() if position is None else self.state_cls.from_text(position)
+
+    def all_symmetries(self) -> list[Symmetry]:
+        """Return the augmentation symmetries, identity first (identity alone if none)."""
+        if self.symmetries is not None:
+            return self.symmetries()
+        h, w = self.actions.observation_shape[:2]
+        return [identity(h, w, self.actions.num_actions)]
+
+    def batched_engine(self, device: str = "cpu") -> Any:
+        """Return the batched torch engine on ``device`` (torch is imported only here)."""
+        if self.batched_module is None:
+            raise UnknownGameError(f"game {self.name!r} has no batched engine")
+        return importlib.import_module(self.batched_module).Engine(device)

@@ -1,0 +1,30 @@
+"""Ultima's descriptor: what the other layers need to know, registered on import."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.layout import ActionLayout
+from ..core.registry import register_game
+from ..core.spec import GameSpec
+from .actions import UltimaActions
+from .evaluation import ultima_eval
+from .render import render_rgb
+from .rules import PLY_CAP, State
+
+SPEC = register_game(GameSpec(
+    name="ultima",
+    long_name="Ultima",
+    state_cls=State,
+    actions=UltimaActions(),
+    max_game_length=PLY_CAP,  # plies, one action each
+    evaluate=ultima_eval,
+    eval_scale=3.0,
+    playout_cap=8,
+    # No symmetries: the only candidate is the left-right mirror, and Abbott's array is not
+    # mirror-symmetric (I/O and K/W trade places).
+    symmetries=None,
+    action_layout=ActionLayout(np.arange(64), 64, 0),  # 64 * origin + destination
+    render_rgb=render_rgb,
+    batched_module=f"{__package__}.batched",
+))
