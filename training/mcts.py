@@ -263,12 +263,6 @@ class Search:
         p = n ** (1.0 / temperature)
         return int(self.rng.choice(len(n), p=p / p.sum()))
 
-    def root_value(self) -> float:
-        """The search's value of the root for its player."""
-        root = self.root
-        total = root.N.sum()
-        return float((root.value + root.W.sum()) / (1 + total)) if root.expanded else 0.0
-
 
 def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Generator,
                simulations: int, add_noise: bool = False) -> Search:

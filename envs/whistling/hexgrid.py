@@ -112,18 +112,6 @@ HOPS: dict[int, tuple[int, int]] = {
 }
 
 
-def steps_along(start: int, cell: int, d: int) -> int:
-    """Return how many steps along direction ``d`` lead from ``start`` to ``cell`` on its ray."""
-    if d == 0 or d == 3:
-        return abs(COL[cell] - COL[start]) >> 1
-    return abs(ROW[cell] - ROW[start])
-
-
-def cell_name(cell: int) -> str:
-    """Return the name of a cell number (``"u11"``)."""
-    return CELL_NAMES[cell]
-
-
 def parse_cell(text: str, error: type[BoardzooError] = BoardzooError) -> int:
     """Return the cell number of a cell name; raise ``error`` naming the problem otherwise."""
     cell = CELL_INDEX.get(text)
