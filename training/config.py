@@ -61,8 +61,14 @@ class MCTSConfig:
     fpu_reduction: float = 0.0
     #: Keep the chosen child's subtree as the next root (puct only).
     reuse_tree: bool = True
-    #: Gumbel: number of root actions sampled (halved each phase).
+    #: Gumbel: number of root actions sampled (halved each phase) in self-play (with noise).
     gumbel_m: int = 16
+    #: Gumbel: root candidates when the search plays without noise (evaluation, the
+    #: ``checkpoint:`` agent): the policy's top ``play_gumbel_m`` moves (at most the legal
+    #: moves and the simulations). 0: ``gumbel_m``. A young policy often ranks the move
+    #: the search would pick outside its top 16: Ultima has 32 moves at the start,
+    #: Whistling 306, so their configs play with 64.
+    play_gumbel_m: int = 0
     #: Gumbel: sigma(q) = (c_visit + max N) * c_scale * q.
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 1.0
@@ -242,6 +248,7 @@ def validate(cfg: Config) -> Config:
     need(s.c_puct > 0, "mcts.c_puct", "positive")
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
     need(s.gumbel_m >= 1, "mcts.gumbel_m", "at least 1")
+    need(s.play_gumbel_m >= 0, "mcts.play_gumbel_m", "0 (= gumbel_m) or more")
     need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
          "0 or more")
     p = cfg.selfplay
