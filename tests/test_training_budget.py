@@ -1,4 +1,5 @@
-"""Where training spends its CPU: root candidates at play time (mcts.play_gumbel_m)."""
+"""Where training spends its CPU: root candidates at play time (mcts.play_gumbel_m) and
+forced moves without search."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from batched_toygames import BatchedBonusNim, BatchedTicTacToe, BonusNimActions
 
 from boardzoo.envs.core.registry import action_game, batched_game
 from boardzoo.training import agent as agent_module
 from boardzoo.training.batched_mcts import run_batched_search
+from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.checkpoint import model_file, save_atomic
 from boardzoo.training.config import ConfigError, load_config
 from boardzoo.training.mcts import run_search
 from boardzoo.training.network import build_net
+from boardzoo.training.selfplay import play_games
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parent.parent
@@ -127,3 +131,89 @@ def test_checkpoint_agent_uses_the_networks_play_gumbel_m(tmp_path, monkeypatch)
     for bad in ("m=0", "m=x", "mm=3"):
         with pytest.raises(UnknownAgentError):
             make_agent(f"checkpoint:{path},{bad}", "loa", 0)
+
+
+# -- forced moves --------------------------------------------------------------------------------
+class ForcedNim(BonusNimActions):
+    """Bonus Nim from a pile of ``pile``: a pile of 1 has one legal action (take it)."""
+
+    def __init__(self, pile: int) -> None:
+        self.pile = pile
+
+    def initial_state(self, pile: int | None = None) -> tuple[int, int]:
+        return (self.pile if pile is None else pile, 0)
+
+
+class BatchedForcedNim(BatchedBonusNim):
+    def __init__(self, pile: int) -> None:
+        super().__init__()
+        self.pile = pile
+        self.action_game = ForcedNim(pile)
+
+    def initial(self, n: int, pile: int | None = None):
+        return super().initial(n, self.pile if pile is None else pile)
+
+
+def nim_config(*sets: str):
+    return load_config(TINY, ["mcts.simulations=6", "selfplay.parallel_games=3", *sets])
+
+
+@pytest.mark.parametrize("root", ["puct", "gumbel"])
+def test_forced_move_calls_no_evaluator(root):
+    """A game that is one forced action long is played without any network call."""
+    cfg = nim_config(f"mcts.root={root}")
+    calls: list = []
+    recs = play_games(None, ForcedNim(1), cfg, [1, 2], evaluate=uniform_eval(3, calls))
+    bcalls: list = []
+    engine = BatchedForcedNim(1)
+    brecs = play_games_batched(None, engine, cfg, [1, 2],
+                               evaluate=batched_uniform_eval(engine, bcalls))
+    assert calls == [] and bcalls == []
+    for rec in [*recs, *brecs]:
+        assert (rec.length, rec.forced, len(rec.obs), rec.outcome) == (1, 1, 0, 1.0)
+
+
+def check_forced_records(recs) -> None:
+    """Examples only at the positions with a choice; every action is an example or forced."""
+    for rec in recs:
+        assert len(rec.obs) + rec.forced == rec.length
+        assert len(rec.obs) == len(rec.actions) == len(rec.probs) == len(rec.players)
+        assert all(len(a) >= 2 for a in rec.actions)
+
+
+@pytest.mark.parametrize("root", ["puct", "gumbel"])
+def test_forced_moves_in_selfplay_records(root):
+    """Tic-tac-toe: the last empty cell is a forced move, played without an example."""
+    cfg = nim_config(f"mcts.root={root}", "selfplay.temperature_moves=9")
+    seeds = list(range(24))
+    ttt = BatchedTicTacToe()
+    for recs in (play_games(None, ttt.action_game, cfg, seeds, evaluate=uniform_eval(9)),
+                 play_games_batched(None, ttt, cfg, seeds, evaluate=batched_uniform_eval(ttt))):
+        check_forced_records(recs)
+        full = [r for r in recs if r.forced]
+        assert full  # some games fill the board
+        assert all((r.length, r.forced, len(r.obs)) == (9, 1, 8) for r in full)
+        assert all(r.length < 9 or r.forced == 1 for r in recs)
+
+
+@pytest.mark.parametrize("engine", ["reference", "batched"])
+def test_whistling_forced_hops_are_not_searched(engine):
+    """Whistling: hops with one way on are played without the network; no example has a
+    single legal action, and the evaluator never sees such a position as a root."""
+    cfg = load_config(TINY, ["game=whistling", "mcts.root=gumbel", "mcts.simulations=3",
+                             "selfplay.max_moves=60", "selfplay.parallel_games=2",
+                             "model.policy_head=conv"])
+    game = action_game("whistling")
+    calls: list = []
+    if engine == "reference":
+        recs = play_games(None, game, cfg, [3, 4], evaluate=uniform_eval(game.num_actions, calls))
+    else:
+        eng = batched_game("whistling")
+        recs = play_games_batched(None, eng, cfg, [3, 4],
+                                  evaluate=batched_uniform_eval(eng, calls))
+    check_forced_records(recs)
+    forced = sum(r.forced for r in recs)
+    assert forced > 0
+    # only the positions with a choice were searched: at most `simulations` evaluations each
+    searched = sum(r.length for r in recs) - forced
+    assert sum(len(c) for c in calls) <= searched * cfg.mcts.simulations

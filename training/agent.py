@@ -15,6 +15,8 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   when that is 0; ignored by ``puct``).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
+A position with a single legal action is played without the network.
+
 The agent works on whole-turn moves (the GameState protocol): it converts the
 state to the game's action state and acts until the turn is complete (one
 action for LOA and Ultima, one hop at a time for a Whistling chain), then
@@ -93,8 +95,10 @@ class NetAgent(Agent):
         """Return the action to take in action state ``state``."""
         game = self.game
         self.counters["actions"] += 1
+        legal = game.legal_actions(state)
+        if len(legal) == 1:  # forced: nothing to search (no randomness is drawn either way)
+            return int(legal[0])
         if self.simulations <= 0:
-            legal = game.legal_actions(state)
             logits, _ = self.evaluate([state])
             return int(legal[int(np.argmax(logits[0][legal]))])
         search = run_search(game, self.evaluate, state, self.cfg.mcts, self.rng,

@@ -314,6 +314,7 @@ class Trainer:
                 self.iteration = it
                 self.elapsed = elapsed_before + (t3 - session_start)
                 positions = sum(len(r.obs) for r in records)
+                actions = sum(r.length for r in records)
                 wins0 = sum(1 for r in records if r.outcome > 0 and not r.capped)
                 wins1 = sum(1 for r in records if r.outcome < 0 and not r.capped)
                 sp = max(t1 - t0, 1e-9)
@@ -322,7 +323,7 @@ class Trainer:
                            "train_s": t2 - t1, "eval_s": t3 - t2, "games": len(records),
                            "positions": positions, "games_per_hour": len(records) / sp * 3600,
                            "positions_per_s": positions / sp,
-                           "avg_length": positions / max(len(records), 1),
+                           "avg_length": actions / max(len(records), 1),
                            "first_player_wins": wins0, "second_player_wins": wins1,
                            "draws": len(records) - wins0 - wins1, "buffer": len(self.buffer),
                            **losses}
@@ -338,7 +339,7 @@ class Trainer:
                                   else ""})
                 self._log_tb(metrics, rows)
                 self.save()
-                self._report(metrics, rows, promoted)
+                self._report(metrics, rows, promoted, actions - positions)
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix_str(f"loss {losses['loss']:.3f}, "
@@ -363,9 +364,11 @@ class Trainer:
                 self.tb.close()
         return self.summary()
 
-    def _report(self, m: dict[str, Any], rows: list[dict[str, Any]], promoted: bool) -> None:
+    def _report(self, m: dict[str, Any], rows: list[dict[str, Any]], promoted: bool,
+                forced: int = 0) -> None:
+        extra = f", {forced} forced" if forced else ""
         text = (f"iter {m['iteration']}/{self.cfg.iterations}: {m['games']} games "
-                f"(avg {m['avg_length']:.0f} actions, {m['games_per_hour']:.0f} games/h), "
+                f"(avg {m['avg_length']:.0f} actions{extra}, {m['games_per_hour']:.0f} games/h), "
                 f"loss {m['loss']:.3f} (policy {m['policy_loss']:.3f}, "
                 f"value {m['value_loss']:.3f}), {m['elapsed_s'] / 60:.1f} min")
         if rows:
