@@ -1,8 +1,10 @@
-"""Where training spends its CPU: root candidates at play time (mcts.play_gumbel_m) and
-forced moves without search."""
+"""Where training spends its CPU: root candidates at play time (mcts.play_gumbel_m), forced
+moves without search, training steps that follow the data (train.replay_ratio), and
+evaluation at the target's settings (eval.max_moves)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from boardzoo.training.config import ConfigError, load_config
 from boardzoo.training.mcts import run_search
 from boardzoo.training.network import build_net
 from boardzoo.training.selfplay import play_games
+from boardzoo.training.trainer import Trainer, train_step_count
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parent.parent
@@ -82,10 +85,23 @@ def test_play_gumbel_m_is_capped_by_the_simulations():
 
 def test_config_validation_of_the_new_keys():
     for bad, message in [("mcts.play_gumbel_m=-1", "mcts.play_gumbel_m must be"),
-                         ("mcts.play_m=2", "unknown config key(s) mcts.play_m")]:
+                         ("train.replay_ratio=-0.5", "train.replay_ratio must be"),
+                         ("eval.max_moves=-2", "eval.max_moves must be"),
+                         ("train.replay_rate=2", "unknown config key(s) train.replay_rate")]:
         with pytest.raises(ConfigError) as info:
             load_config(TINY, [bad])
         assert message in str(info.value)
+
+
+def test_shipped_configs_of_the_games_that_did_not_learn():
+    for name in ("ultima", "whistling"):
+        cfg = load_config(REPO / "configs" / f"{name}.yaml")
+        assert cfg.mcts.play_gumbel_m == 64 and cfg.mcts.gumbel_m == 16
+        assert (cfg.eval.simulations, cfg.eval.max_moves, cfg.eval.opening_moves) == (100, 0, 2)
+        assert cfg.train.replay_ratio > 0
+    for name in ("loa", "tiny"):  # the LOA runs keep their exact behaviour
+        cfg = load_config(REPO / "configs" / f"{name}.yaml")
+        assert (cfg.mcts.play_gumbel_m, cfg.train.replay_ratio, cfg.eval.max_moves) == (0, 0, -1)
 
 
 def loa_model(tmp_path: Path, *sets: str) -> Path:
@@ -217,3 +233,43 @@ def test_whistling_forced_hops_are_not_searched(engine):
     # only the positions with a choice were searched: at most `simulations` evaluations each
     searched = sum(r.length for r in recs) - forced
     assert sum(len(c) for c in calls) <= searched * cfg.mcts.simulations
+
+
+# -- training steps that follow the data --------------------------------------------------------
+def test_train_step_count():
+    t = load_config(TINY).train
+    assert train_step_count(t, 10_000) == t.steps_per_iteration == 2  # fixed without a ratio
+    t = load_config(TINY, ["train.replay_ratio=4", "train.batch_size=128", "train.buffer_size=512",
+                           "train.steps_per_iteration=80"]).train
+    assert train_step_count(t, 1000) == math.ceil(4 * 1000 / 128) == 32
+    assert train_step_count(t, 1) == 1
+    assert train_step_count(t, 0) == 0
+    assert train_step_count(t, 100_000) == 80  # capped by steps_per_iteration
+
+
+def test_replay_ratio_in_a_run(tmp_path):
+    sets = ["train.replay_ratio=2", "train.steps_per_iteration=50", "train.min_buffer=1",
+            "iterations=1", "eval.games=0"]
+    trainer = Trainer(load_config(TINY, sets), tmp_path / "r", progress=False, echo=False)
+    trainer.run()
+    new = trainer.buffer.added
+    assert new > 0 and trainer.last_steps == math.ceil(2 * new / 8)
+
+
+# -- evaluation at the target's settings -------------------------------------------------------
+@pytest.mark.parametrize("value, cap", [(-1, 12), (0, None), (30, 30)])
+def test_eval_max_moves(tmp_path, monkeypatch, value, cap):
+    from boardzoo.training import evaluate as evaluate_module
+
+    seen = []
+
+    def fake_match(game, make_a, make_b, games, seed, max_moves=None, opening_moves=2):
+        seen.append(max_moves)
+        return {"games": games, "wins": 0, "draws": games, "losses": 0, "score": 0.5,
+                "plies": 0}
+
+    monkeypatch.setattr(evaluate_module, "match", fake_match)
+    cfg = load_config(TINY, [f"eval.max_moves={value}"])
+    assert cfg.selfplay.max_moves == 12
+    Trainer(cfg, tmp_path / "e", progress=False, echo=False).evaluate(1)
+    assert seen and all(m == cap for m in seen)

@@ -103,8 +103,12 @@ class SelfPlayConfig:
 @dataclass
 class TrainConfig:
     batch_size: int = 128
-    #: Gradient steps per iteration.
+    #: Gradient steps per iteration (with ``replay_ratio``: at most this many).
     steps_per_iteration: int = 100
+    #: Steps follow the data when positive: ceil(replay_ratio x new positions / batch_size)
+    #: steps (each new position is sampled about ``replay_ratio`` times while it is new),
+    #: capped at ``steps_per_iteration``. 0: always ``steps_per_iteration`` steps.
+    replay_ratio: float = 0.0
     lr: float = 2e-3
     weight_decay: float = 1e-4
     #: Positions kept in the replay buffer (oldest dropped first).
@@ -125,6 +129,9 @@ class EvalConfig:
     games: int = 10
     #: Simulations of the network's own search in evaluation (0: raw policy, argmax).
     simulations: int = 32
+    #: Moves (whole turns) after which an evaluation game stops as a draw: -1 uses
+    #: ``selfplay.max_moves``, 0 only the rules' own end (and draw rules).
+    max_moves: int = -1
     #: Fixed opponents as agent specs (``random``, ``mcts:50``, ``alphabeta:2``); the raw
     #: policy (no search) also plays ``random`` when ``raw_vs_random`` is true.
     baselines: list[str] = field(default_factory=lambda: ["random", "mcts:50"])
@@ -269,6 +276,7 @@ def validate(cfg: Config) -> Config:
     t = cfg.train
     need(t.batch_size >= 1, "train.batch_size", "at least 1")
     need(t.steps_per_iteration >= 0, "train.steps_per_iteration", "0 or more")
+    need(t.replay_ratio >= 0, "train.replay_ratio", "0 (fixed steps) or positive")
     need(t.lr > 0, "train.lr", "positive")
     need(t.weight_decay >= 0, "train.weight_decay", "0 or more")
     need(t.buffer_size >= t.batch_size, "train.buffer_size", "at least train.batch_size")
@@ -278,6 +286,7 @@ def validate(cfg: Config) -> Config:
     need(e.every >= 0, "eval.every", "0 or more")
     need(e.games >= 0, "eval.games", "0 or more")
     need(e.simulations >= 0, "eval.simulations", "0 or more")
+    need(e.max_moves >= -1, "eval.max_moves", "-1 (selfplay.max_moves), 0 (rules only) or more")
     need(0 <= e.promote_threshold <= 1, "eval.promote_threshold", "between 0 and 1")
     need(e.opening_moves >= 0, "eval.opening_moves", "0 or more")
     for spec in e.baselines:
