@@ -1,6 +1,6 @@
 """Where training spends its CPU: root candidates at play time (mcts.play_gumbel_m), forced
-moves without search, training steps that follow the data (train.replay_ratio), and
-evaluation at the target's settings (eval.max_moves)."""
+moves without search, training steps that follow the data (train.replay_ratio),
+evaluation at the target's settings (eval.max_moves), and the learning benchmark."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from batched_toygames import BatchedBonusNim, BatchedTicTacToe, BonusNimActions
+from toygames import TicTacToe
 
 from boardzoo.envs.core.registry import action_game, batched_game
 from boardzoo.training import agent as agent_module
@@ -273,3 +274,40 @@ def test_eval_max_moves(tmp_path, monkeypatch, value, cap):
     assert cfg.selfplay.max_moves == 12
     Trainer(cfg, tmp_path / "e", progress=False, echo=False).evaluate(1)
     assert seen and all(m == cap for m in seen)
+
+
+# -- the learning benchmark ----------------------------------------------------------------------
+def test_arena_games_with_shared_random_openings():
+    from boardzoo.agents.arena import Pairing, play_game
+
+    def moves(pairing, opening):
+        return play_game(TicTacToe, pairing, 20, opening)["moves"]
+
+    a = moves(Pairing("a", "random", "random", 1, opening_seed=7), 3)
+    b = moves(Pairing("b", "random", "random", 2, opening_seed=7), 3)
+    assert a[:3] == b[:3] and a != b  # the same opening, then each game its own way
+    assert len({tuple(moves(Pairing("c", "random", "random", 1, opening_seed=s), 3)[:3])
+                for s in range(8)}) > 1
+    # without opening_seed the opening is drawn from the game's own seed
+    assert moves(Pairing("d", "random", "random", 5), 3)[:3] == moves(
+        Pairing("d", "random", "random", 9, opening_seed=5), 3)[:3]
+
+
+def test_train_learns_bench_prints_its_figures_last(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    path = loa_model(tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "train_learns.py"), "--game", "loa",
+         "--checkpoint", str(path), "--games", "4", "--workers", "1", "--sims", "3",
+         "--max-moves", "8", "--opponents", "greedy,alphabeta:1"],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert list(result["matches"]) == ["raw_vs_random", "greedy", "alphabeta:1"]
+    for m in result["matches"].values():
+        assert m["games"] == 4 and m["wins"] + m["draws"] + m["losses"] == 4
+    assert result["scores"]["greedy"] == result["matches"]["greedy"]["score"]
+    assert result["cpu_seconds"] > 0 and result["net_spec"].endswith(",sims=3")
