@@ -74,7 +74,7 @@ def play_games_batched(net: torch.nn.Module | None, engine: BatchedGame, cfg: Co
         if bool(forced.any()):
             # play the only legal action of these games, with no search and no example
             idx = forced.nonzero().squeeze(1)
-            only = legal_mask[idx].to(torch.int8).argmax(1)
+            only = legal_mask[idx].nonzero()[:, 1]  # one legal action per row, rows in order
             stepped = engine.step(states.index(idx), only)
             after = states.where(forced, stepped.index((forced.cumsum(0) - 1).clamp(min=0)))
             keep = keep & ~forced
