@@ -44,12 +44,14 @@ def game_class(game: GameRef) -> type[GameState]:
 
 @dataclass(frozen=True)
 class Pairing:
-    """One scheduled game: its id, the agents in move order and its seed."""
+    """One scheduled game: its id, the agents in move order and its seed (and the seed of its
+    random opening moves, when it has some: by default ``seed``)."""
 
     id: str
     first: str
     second: str
     seed: int
+    opening_seed: int | None = None
 
 
 def game_seed(seed: int, game_id: str) -> int:
@@ -70,12 +72,18 @@ def schedule(agents: Sequence[str], games_per_pair: int, seed: int = 0) -> list[
     return out
 
 
-def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES) -> dict:
-    """Play one game and return its record (the games.jsonl line as a dict)."""
+def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
+              opening_moves: int = 0) -> dict:
+    """Play one game and return its record (the games.jsonl line as a dict).
+
+    The first ``opening_moves`` moves are uniformly random, drawn from the pairing's
+    ``opening_seed`` (two games with the same one open alike)."""
     cls = game_class(game)
     players = [make_agent(pairing.first, cls.name, pairing.seed),
                make_agent(pairing.second, cls.name, pairing.seed + 1)]
-    record = play_from(cls.start(), players, max_moves=max_plies)
+    opening_seed = pairing.seed if pairing.opening_seed is None else pairing.opening_seed
+    record = play_from(cls.start(), players, max_moves=max_plies, opening_moves=opening_moves,
+                       opening_seed=opening_seed)
     w = record["winner"]
     return {
         "id": pairing.id,
@@ -93,7 +101,7 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
     }
 
 
-def _play_task(task: tuple[GameRef, Pairing, int]) -> dict:
+def _play_task(task: tuple[GameRef, Pairing, int, int]) -> dict:
     return play_game(*task)
 
 
@@ -175,16 +183,17 @@ def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[
 
 
 def run_games(game: GameRef, tasks: list[Pairing], workers: int,
-              max_plies: int) -> Iterator[dict]:
+              max_plies: int, opening_moves: int = 0) -> Iterator[dict]:
     """Yield finished game records (in finishing order) from ``workers`` processes."""
     if workers <= 1:
         for p in tasks:
-            yield play_game(game, p, max_plies)
+            yield play_game(game, p, max_plies, opening_moves)
         return
     # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers) as pool:
-        yield from pool.imap_unordered(_play_task, [(game, p, max_plies) for p in tasks])
+        yield from pool.imap_unordered(_play_task,
+                                       [(game, p, max_plies, opening_moves) for p in tasks])
 
 
 

@@ -3,6 +3,7 @@ reference path, with the same fresh network, simulations and seeds, in one run.
 
 Usage: python bench/selfplay_speed.py --game loa [--games 64] [--simulations 32]
        [--max-moves M] [--root gumbel|puct] [--threads 1] [--repeats 1]
+       [--engine both|reference|batched] [--parallel-games N]
 
 The network is a fresh default one from ``configs/<game>.yaml`` (seeded), and
 both paths play ``--games`` games with ``parallel_games`` = games, so each
@@ -10,6 +11,11 @@ network call takes every game's leaf in both. Games/hour is games over wall
 seconds (best of ``--repeats``, the paths alternating); CPU seconds and
 positions/second are printed too, since the two paths draw different random
 games (their lengths differ) and a shared machine makes wall time noisy.
+``--engine`` times one path only (then ``ratio`` is absent). Positions are
+the training examples the games produced; actions are all actions played,
+forced ones (a single legal action, played without a search and not kept as
+an example) included; with ``--parallel-games`` smaller than ``--games`` the
+games run in waves, as ``selfplay.parallel_games`` makes the trainer do.
 The last line printed is one JSON object (game, games, simulations,
 games_per_hour_batched, games_per_hour_reference, ratio, and details).
 """
@@ -27,7 +33,7 @@ from boardzoo.envs.core.registry import action_game, batched_game
 from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.config import load_config
 from boardzoo.training.network import build_net
-from boardzoo.training.selfplay import game_seed, play_games
+from boardzoo.training.selfplay import play_games, selfplay_seed
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,8 +43,10 @@ def timed(play) -> dict[str, float]:
     w, c = time.perf_counter(), time.process_time()
     records = play()
     wall, cpu = time.perf_counter() - w, time.process_time() - c
-    positions = sum(r.length for r in records)
-    return {"wall_s": wall, "cpu_s": cpu, "games": len(records), "positions": positions,
+    return {"wall_s": wall, "cpu_s": cpu, "games": len(records),
+            "positions": sum(len(r.obs) for r in records),
+            "actions": sum(r.length for r in records),
+            "forced": sum(getattr(r, "forced", 0) for r in records),
             "capped": sum(r.capped for r in records)}
 
 
@@ -54,9 +62,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--device", default="cpu", help="device of the batched path")
+    parser.add_argument("--engine", choices=["both", "reference", "batched"], default="both")
+    parser.add_argument("--parallel-games", type=int, default=None,
+                        help="games sharing one network batch (default: --games)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    sets = [f"selfplay.games_per_iteration={args.games}", f"selfplay.parallel_games={args.games}",
+    width = args.parallel_games or args.games
+    sets = [f"selfplay.games_per_iteration={args.games}", f"selfplay.parallel_games={width}",
             "selfplay.workers=1"]
     if args.simulations is not None:
         sets.append(f"mcts.simulations={args.simulations}")
@@ -66,37 +78,45 @@ def main() -> None:
         sets.append(f"mcts.root={args.root}")
     cfg = load_config(REPO / "configs" / f"{args.game}.yaml", sets)
     game = action_game(args.game)
-    engine = batched_game(args.game, args.device)
+    names = ["batched", "reference"] if args.engine == "both" else [args.engine]
+    engine = batched_game(args.game, args.device) if "batched" in names else None
     torch.manual_seed(cfg.seed)
     net = build_net(cfg, game).eval()
     dev_net = build_net(cfg, game).to(args.device).eval()
     dev_net.load_state_dict(net.state_dict())
-    seeds = [game_seed(cfg.seed, 1, g) for g in range(args.games)]
-    runs: dict[str, list[dict[str, float]]] = {"batched": [], "reference": []}
+    seeds = [selfplay_seed(cfg.seed, 1, g) for g in range(args.games)]
+    runs: dict[str, list[dict[str, float]]] = {k: [] for k in names}
     for r in range(args.repeats):
-        for name in ("batched", "reference") if r % 2 == 0 else ("reference", "batched"):
+        for name in names if r % 2 == 0 else names[::-1]:
             if name == "batched":
                 res = timed(lambda: play_games_batched(dev_net, engine, cfg, seeds))
             else:
                 res = timed(lambda: play_games(net, game, cfg, seeds))
             runs[name].append(res)
-            print(f"{name:9s} {res['games']} games, {res['positions']} positions "
-                  f"({res['capped']} capped): {res['wall_s']:.1f} s wall, "
+            print(f"{name:9s} {res['games']} games, {res['actions']} actions, "
+                  f"{res['positions']} positions ({res['forced']} forced actions, "
+                  f"{res['capped']} capped): {res['wall_s']:.1f} s wall, "
                   f"{res['cpu_s']:.1f} s CPU", flush=True)
     best = {k: min(v, key=lambda x: x["wall_s"]) for k, v in runs.items()}
     gph = {k: b["games"] / b["wall_s"] * 3600 for k, b in best.items()}
-    out = {"game": args.game, "games": args.games, "simulations": cfg.mcts.simulations,
-           "games_per_hour_batched": round(gph["batched"], 1),
-           "games_per_hour_reference": round(gph["reference"], 1),
-           "ratio": round(gph["batched"] / gph["reference"], 3),
+    out = {"game": args.game, "games": args.games, "parallel_games": width,
+           "simulations": cfg.mcts.simulations,
+           **{f"games_per_hour_{k}": round(v, 1) for k, v in gph.items()},
            "root": cfg.mcts.root, "max_moves": cfg.selfplay.max_moves, "device": args.device,
            "threads": args.threads, "repeats": args.repeats}
+    if len(gph) == 2:
+        out["ratio"] = round(gph["batched"] / gph["reference"], 3)
     for k, b in best.items():
+        cpu = max(b["cpu_s"], 1e-9)
         out[f"positions_per_s_{k}"] = round(b["positions"] / b["wall_s"], 1)
-        out[f"positions_per_cpu_s_{k}"] = round(b["positions"] / max(b["cpu_s"], 1e-9), 1)
-        out[f"avg_length_{k}"] = round(b["positions"] / b["games"], 1)
-    out["cpu_ratio_positions"] = round(out["positions_per_cpu_s_batched"]
-                                       / out["positions_per_cpu_s_reference"], 3)
+        out[f"positions_per_cpu_s_{k}"] = round(b["positions"] / cpu, 1)
+        out[f"actions_per_cpu_s_{k}"] = round(b["actions"] / cpu, 1)
+        out[f"forced_fraction_{k}"] = round(b["forced"] / max(b["actions"], 1), 3)
+        out[f"cpu_s_{k}"] = round(b["cpu_s"], 1)
+        out[f"avg_length_{k}"] = round(b["actions"] / b["games"], 1)
+    if len(gph) == 2:
+        out["cpu_ratio_positions"] = round(out["positions_per_cpu_s_batched"]
+                                           / out["positions_per_cpu_s_reference"], 3)
     print(json.dumps(out))
 
 

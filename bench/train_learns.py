@@ -1,18 +1,26 @@
-"""Learning evidence: train (or reuse) a run, then play its network against fixed baselines.
+"""Learning evidence: a trained network against fixed opponents (optionally training it first).
 
-    python bench/train_learns.py                       # configs/loa.yaml into runs/bench_loa
-    python bench/train_learns.py --run runs/loa        # evaluate an existing run, no training
-    python bench/train_learns.py --selfplay-speed      # batched vs unbatched vs worker processes
+    python bench/train_learns.py --game ultima --checkpoint runs/ultima/best.pt \
+        --games 40 --workers 2
+    python bench/train_learns.py --run runs/loa              # a finished run's model.pt
+    python bench/train_learns.py --config configs/loa.yaml   # train (runs/bench_loa), then play
+    python bench/train_learns.py --selfplay-speed            # batched vs unbatched vs workers
 
-Evaluation (colours alternate, seeds fixed):
+Matches (``--games`` games each, colours alternating, every pair of games opening
+with ``--opening`` uniformly random moves, then the same opening with colours
+swapped; games end by the rules only unless ``--max-moves``):
 
-* the raw policy (no search, most likely legal action) against ``random``;
-* the network with ``--sims`` simulations per action against ``mcts:N`` (random
-  playouts with evaluation cut-offs, agents/mcts.py) for each ``--mcts N``.
+* the raw policy (``sims=0``: the most likely legal action, no search) against
+  each ``--raw-vs`` opponent (default ``random``);
+* the network with ``--sims`` simulations per action (Gumbel root candidates:
+  ``--m``, default the network's ``mcts.play_gumbel_m``) against each
+  ``--opponents`` spec (default ``mcts:100``, ``greedy``, ``alphabeta:2``).
 
-The last line printed is one JSON object: the run's training budget (wall and
-CPU minutes, iterations, games), the learning curve summary from metrics.csv,
-every match result, and whether the issue's targets were met.
+The games run through the arena (:func:`boardzoo.agents.arena.run_games`) in
+``--workers`` processes, one torch thread each. The last line printed is one
+JSON object: per opponent the W-D-L, score and mean plies (``matches``, and
+``scores`` for short), the CPU minutes of all games (this process and its
+workers), and for a run its training budget and learning curve.
 """
 
 from __future__ import annotations
@@ -20,16 +28,20 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
+import resource
 import sys
 import time
 from pathlib import Path
 
-import torch
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # the arena's spawned workers inherit it
 
-from boardzoo.agents import make_agent
-from boardzoo.training.config import load_config
-from boardzoo.training.evaluate import match, spec_factory
-from boardzoo.training.trainer import Trainer
+import torch  # noqa: E402
+
+from boardzoo.agents.arena import Pairing, game_seed, run_games  # noqa: E402
+from boardzoo.training.checkpoint import load  # noqa: E402
+from boardzoo.training.config import load_config  # noqa: E402
+from boardzoo.training.trainer import Trainer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -95,59 +107,142 @@ def selfplay_speed(cfg_path: str, games: int) -> dict:
     return out
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished (reaped) children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def pairings(net: str, opponent: str, games: int, seed: int, label: str) -> list[Pairing]:
+    """``games`` games of ``net`` against ``opponent``: the net moves first in even games,
+    and games 2k and 2k + 1 share their random opening."""
+    out = []
+    for g in range(games):
+        gid = f"{label}|{g}"
+        first, second = (net, opponent) if g % 2 == 0 else (opponent, net)
+        out.append(Pairing(gid, first, second, game_seed(seed, gid),
+                           opening_seed=game_seed(seed, f"{label}|opening|{g // 2}")))
+    return out
+
+
+def tally(records: list[dict], net: str) -> dict:
+    """The net's W-D-L, score and mean plies over ``records``."""
+    w = d = l_ = plies = capped = 0
+    for r in records:
+        s = r["scores"][r["players"].index(net)]
+        w, d, l_ = w + (s == 1.0), d + (s == 0.5), l_ + (s == 0.0)
+        plies += r["plies"]
+        capped += r["termination"] != "rules"
+    n = max(len(records), 1)
+    return {"games": len(records), "wins": w, "draws": d, "losses": l_,
+            "wdl": f"{w}-{d}-{l_}", "score": round((w + d / 2) / n, 3),
+            "plies": round(plies / n, 1), "stopped_by_max_moves": capped}
+
+
+def play_matches(game: str, checkpoint: str,
+                 args: argparse.Namespace) -> tuple[dict[str, dict], str]:
+    """Play every match through the arena; return the results by opponent and the spec of
+    the searching network."""
+    opts = f",sims={args.sims}" + (f",m={args.m}" if args.m else "") + (
+        f",root={args.root}" if args.root else "")
+    searched = f"checkpoint:{checkpoint}{opts}"
+    raw = f"checkpoint:{checkpoint},sims=0"
+    matches = [(f"raw_vs_{o}", raw, o) for o in args.raw_vs] + [
+        (o, searched, o) for o in args.opponents]
+    tasks = {label: pairings(net, opp, args.games, args.seed, label)
+             for label, net, opp in matches}
+    left = {label: len(t) for label, t in tasks.items()}
+    done: dict[str, list[dict]] = {label: [] for label in tasks}
+    start = time.perf_counter()
+    everything = [p for label, _, _ in matches for p in tasks[label]]
+    for record in run_games(game, everything, args.workers, args.max_moves or None, args.opening):
+        label = record["id"].rsplit("|", 1)[0]
+        done[label].append(record)
+        left[label] -= 1
+        if left[label] == 0:
+            net = next(n for lb, n, _ in matches if lb == label)
+            print(f"{label}: {tally(done[label], net)} "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+    return {label: tally(done[label], net) for label, net, _ in matches}, searched
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--config", default=str(REPO / "configs" / "loa.yaml"))
-    ap.add_argument("--set", action="append", default=[], help="config override k=v")
-    ap.add_argument("--run", help="evaluate this finished run instead of training one")
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--checkpoint", help="model file or training checkpoint to play")
+    src.add_argument("--run", help="a finished run folder (plays its --net file)")
+    src.add_argument("--config", help="train with this config first (default when neither "
+                     "--checkpoint nor --run: configs/loa.yaml)")
+    ap.add_argument("--game", help="the checkpoint's game (checked against the file)")
+    ap.add_argument("--set", action="append", default=[], help="config override k=v (--config)")
     ap.add_argument("--out", help="run folder for training (default runs/bench_<game>)")
     ap.add_argument("--net", default="model.pt", help="network file in the run (model.pt is the "
                     "latest, best.pt the gated best)")
-    ap.add_argument("--raw-games", type=int, default=40)
-    ap.add_argument("--games", type=int, default=40, help="games per mcts opponent")
+    ap.add_argument("--games", type=int, default=40, help="games per match (colours alternate)")
+    ap.add_argument("--workers", type=int, default=1, help="arena worker processes")
     ap.add_argument("--sims", type=int, default=100, help="network's simulations per action")
+    ap.add_argument("--m", type=int, default=0, help="Gumbel root candidates (default: the "
+                    "network's mcts.play_gumbel_m)")
     ap.add_argument("--root", choices=["puct", "gumbel"],
-                    help="search root in evaluation (default: the one the net was trained with)")
-    ap.add_argument("--mcts", type=int, action="append", help="mcts:N opponents (default 400)")
+                    help="search root (default: the one the net was trained with)")
+    ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
+                    help="comma-separated specs the searching network plays")
+    ap.add_argument("--raw-vs", default="random",
+                    help="comma-separated specs the raw policy (sims=0) plays")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--opening", type=int, default=2, help="random opening moves per game pair")
+    ap.add_argument("--max-moves", type=int, default=0, help="stop a game after this many "
+                    "moves as a draw (0: the rules' own end only)")
     ap.add_argument("--selfplay-speed", action="store_true")
     args = ap.parse_args()
+    args.opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    args.raw_vs = [s.strip() for s in args.raw_vs.split(",") if s.strip()]
     torch.set_num_threads(1)
     if args.selfplay_speed:
-        print(json.dumps({"selfplay_speed": selfplay_speed(args.config, 16)}))
+        print(json.dumps({"selfplay_speed": selfplay_speed(
+            args.config or str(REPO / "configs" / "loa.yaml"), 16)}))
         return 0
 
-    if args.run:
+    run = None
+    if args.checkpoint:
+        path = Path(args.checkpoint)
+    elif args.run:
         run = Path(args.run)
+        path = run / args.net
     else:
-        cfg = load_config(args.config, args.set)
+        cfg = load_config(args.config or str(REPO / "configs" / "loa.yaml"), args.set)
         run = Path(args.out or f"runs/bench_{cfg.game}")
         resume = (run / "checkpoint.pt").exists()
         Trainer(cfg, run, resume=resume, progress=False).run()
-    data = torch.load(run / args.net, weights_only=True)
+        path = run / args.net
+    data = load(path)
     game = data["game"]
-    spec = f"checkpoint:{run / args.net}"
-    root = args.root or data["config"]["mcts"]["root"]
-    result: dict = {"game": game, "run": str(run), "net": args.net, "eval_root": root,
-                    "training": curve(run)}
-
-    t = time.perf_counter()
-    raw = match(game, lambda s: make_agent(spec + ",sims=0", game, s),
-                spec_factory("random", game), args.raw_games, args.seed, None, args.opening)
-    result["raw_policy_vs_random"] = {**raw, "seconds": round(time.perf_counter() - t)}
-    print("raw policy vs random:", result["raw_policy_vs_random"], flush=True)
-    for n in args.mcts or [400]:
-        t = time.perf_counter()
-        r = match(game, lambda s: make_agent(f"{spec},sims={args.sims},root={root}", game, s),
-                  spec_factory(f"mcts:{n}", game), args.games, args.seed, None, args.opening)
-        result[f"net_sims{args.sims}_vs_mcts{n}"] = {**r, "seconds": round(time.perf_counter() - t)}
-        print(f"net+{args.sims} sims vs mcts:{n}:", result[f"net_sims{args.sims}_vs_mcts{n}"],
-              flush=True)
-    targets = {"raw_policy_vs_random >= 0.95": raw["score"] >= 0.95}
-    key = f"net_sims{args.sims}_vs_mcts400"
-    if key in result:
-        targets["net+MCTS vs mcts:400 >= 0.70"] = result[key]["score"] >= 0.70
+    if args.game and args.game != game:
+        ap.error(f"{path} is a {game} network, not {args.game}")
+    mcts = data["config"].get("mcts", {})
+    result: dict = {"game": game, "checkpoint": str(path), "games_per_match": args.games,
+                    "opening_moves": args.opening, "max_moves": args.max_moves,
+                    "workers": args.workers, "sims": args.sims,
+                    "root": args.root or mcts.get("root", "puct"),
+                    "m": args.m or mcts.get("play_gumbel_m") or mcts.get("gumbel_m", 16)}
+    if run is not None:
+        result["training"] = curve(run)
+    c0, t0 = cpu_seconds(), time.perf_counter()
+    matches, spec = play_matches(game, str(path), args)
+    result["net_spec"] = spec
+    result["matches"] = matches
+    result["scores"] = {k: v["score"] for k, v in matches.items()}
+    cpu = cpu_seconds() - c0
+    result["cpu_minutes"] = round(cpu / 60, 2)
+    result["cpu_seconds"] = round(cpu, 1)
+    result["wall_minutes"] = round((time.perf_counter() - t0) / 60, 2)
+    targets = {}
+    if "raw_vs_random" in matches:
+        targets["raw_policy_vs_random >= 0.95"] = matches["raw_vs_random"]["score"] >= 0.95
+    for n in (100, 400):
+        if f"mcts:{n}" in matches:
+            targets[f"net vs mcts:{n} >= 0.70"] = matches[f"mcts:{n}"]["score"] >= 0.70
     result["targets_met"] = targets
     print(json.dumps(result))
     return 0

@@ -254,9 +254,16 @@ def test_selfplay_records_replay_through_the_reference_rules(root):
     recs = play_games_batched(tiny_net(TTT), TTT, ttt_config(f"mcts.root={root}"), seeds)
     assert [r.seed for r in recs] == seeds
     ref = TTT.action_game
+
+    def on(s):  # a position with one legal action is played on (no example is recorded)
+        while not ref.is_terminal(s) and len(ref.legal_actions(s)) == 1:
+            s = ref.apply_action(s, ref.legal_actions(s)[0])[0]
+        return s
+
     for rec in recs:
-        n = rec.length
-        assert n == len(rec.obs) == len(rec.actions) == len(rec.probs) == len(rec.players) >= 5
+        n = len(rec.obs)
+        assert n == len(rec.actions) == len(rec.probs) == len(rec.players) >= 5
+        assert rec.length == n + rec.forced and rec.forced == (rec.length == 9)
         states = [TicTacToe(cells_of(o, p)) for o, p in zip(rec.obs, rec.players, strict=True)]
         assert states[0].cells == "." * 9
         for k, s in enumerate(states):
@@ -264,7 +271,7 @@ def test_selfplay_records_replay_through_the_reference_rules(root):
             assert rec.actions[k].tolist() == ref.legal_actions(s)
             assert rec.probs[k].dtype == np.float32 and rec.probs[k].min() >= 0
             assert abs(float(rec.probs[k].sum()) - 1) < 1e-5
-            nxt = [ref.apply_action(s, a)[0] for a in ref.legal_actions(s)]
+            nxt = [on(ref.apply_action(s, a)[0]) for a in ref.legal_actions(s)]
             if k + 1 < n:
                 assert states[k + 1].cells in {t.cells for t in nxt}
             else:  # the last recorded position leads to a finished game with this outcome

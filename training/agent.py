@@ -10,8 +10,12 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   boardzoo for that game (package data ``boardzoo/agents/nets/<game>.pt``);
 * options after commas: ``sims=N`` simulations per action (default 100; 0 plays
   the raw policy's most likely legal action, no search), ``root=puct|gumbel``
-  (default: the root the network was trained with).
-  Example: ``checkpoint:runs/loa/best.pt,sims=0``.
+  (default: the root the network was trained with), ``m=N`` Gumbel root
+  candidates (default: the network's ``mcts.play_gumbel_m``, or its ``gumbel_m``
+  when that is 0; ignored by ``puct``).
+  Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
+
+A position with a single legal action is played without the network.
 
 The agent works on whole-turn moves (the GameState protocol): it converts the
 state to the game's action state and acts until the turn is complete (one
@@ -93,8 +97,10 @@ class NetAgent(Agent):
         """Return the action to take in action state ``state``."""
         game = self.game
         self.counters["actions"] += 1
+        legal = game.legal_actions(state)
+        if len(legal) == 1:  # forced: nothing to search (no randomness is drawn either way)
+            return int(legal[0])
         if self.simulations <= 0:
-            legal = game.legal_actions(state)
             logits, _ = self.evaluate([state])
             return int(legal[int(np.argmax(logits[0][legal]))])
         search = run_search(game, self.evaluate, state, self.cfg.mcts, self.rng,
@@ -113,21 +119,21 @@ class NetAgent(Agent):
 def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     if not arg:
         raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
-                                "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel)")
+                                "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N)")
     first, *rest = arg.split(",")
     opts = {}
     for part in rest:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
-        if not eq or key not in ("sims", "root"):
+        if not eq or key not in ("sims", "root", "m"):
             raise UnknownAgentError(f"agent checkpoint: unknown option {part.strip()!r}; "
-                                    f"use sims=N or root=puct|gumbel")
+                                    f"use sims=N, root=puct|gumbel or m=N")
         opts[key] = value.strip()
     return first.strip(), opts
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
-    """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel]`` for ``game``."""
+    """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N]`` for ``game``."""
     where, opts = _parse(arg)
     path = Path(where)
     if where in GAMES and not path.is_file():
@@ -143,7 +149,18 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     except ValueError:
         raise UnknownAgentError(f"agent checkpoint: sims must be a whole number >= 0, "
                                 f"got {opts['sims']!r}") from None
+    m = None
+    if "m" in opts:
+        try:
+            m = int(opts["m"])
+            if m < 1:
+                raise ValueError
+        except ValueError:
+            raise UnknownAgentError(f"agent checkpoint: m must be a whole number >= 1, "
+                                    f"got {opts['m']!r}") from None
     net, cfg, _ = load_net(path, game)
+    if m is not None:
+        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, play_gumbel_m=m))
     if "root" in opts:
         if opts["root"] not in ("puct", "gumbel"):
             raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "

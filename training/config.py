@@ -66,8 +66,14 @@ class MCTSConfig:
     fpu_reduction: float = 0.0
     #: Keep the chosen child's subtree as the next root (puct only).
     reuse_tree: bool = True
-    #: Gumbel: number of root actions sampled (halved each phase).
+    #: Gumbel: number of root actions sampled (halved each phase) in self-play (with noise).
     gumbel_m: int = 16
+    #: Gumbel: root candidates when the search plays without noise (evaluation, the
+    #: ``checkpoint:`` agent): the policy's top ``play_gumbel_m`` moves (at most the legal
+    #: moves and the simulations). 0: ``gumbel_m``. A young policy often ranks the move
+    #: the search would pick outside its top 16: Ultima has 32 moves at the start,
+    #: Whistling 306, so their configs play with 64.
+    play_gumbel_m: int = 0
     #: Gumbel: sigma(q) = (c_visit + max N) * c_scale * q.
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 1.0
@@ -102,8 +108,12 @@ class SelfPlayConfig:
 @dataclass
 class TrainConfig:
     batch_size: int = 128
-    #: Gradient steps per iteration.
+    #: Gradient steps per iteration (with ``replay_ratio``: at most this many).
     steps_per_iteration: int = 100
+    #: Steps follow the data when positive: ceil(replay_ratio x new positions / batch_size)
+    #: steps (each new position is sampled about ``replay_ratio`` times while it is new),
+    #: capped at ``steps_per_iteration``. 0: always ``steps_per_iteration`` steps.
+    replay_ratio: float = 0.0
     lr: float = 2e-3
     weight_decay: float = 1e-4
     #: Positions kept in the replay buffer (oldest dropped first).
@@ -124,6 +134,9 @@ class EvalConfig:
     games: int = 10
     #: Simulations of the network's own search in evaluation (0: raw policy, argmax).
     simulations: int = 32
+    #: Moves (whole turns) after which an evaluation game stops as a draw: -1 uses
+    #: ``selfplay.max_moves``, 0 only the rules' own end (and draw rules).
+    max_moves: int = -1
     #: Fixed opponents as agent specs (``random``, ``mcts:50``, ``alphabeta:2``); the raw
     #: policy (no search) also plays ``random`` when ``raw_vs_random`` is true.
     baselines: list[str] = field(default_factory=lambda: ["random", "mcts:50"])
@@ -246,6 +259,7 @@ def validate(cfg: Config) -> Config:
     need(s.c_puct > 0, "mcts.c_puct", "positive")
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
     need(s.gumbel_m >= 1, "mcts.gumbel_m", "at least 1")
+    need(s.play_gumbel_m >= 0, "mcts.play_gumbel_m", "0 (= gumbel_m) or more")
     need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
          "0 or more")
     p = cfg.selfplay
@@ -266,6 +280,7 @@ def validate(cfg: Config) -> Config:
     t = cfg.train
     need(t.batch_size >= 1, "train.batch_size", "at least 1")
     need(t.steps_per_iteration >= 0, "train.steps_per_iteration", "0 or more")
+    need(t.replay_ratio >= 0, "train.replay_ratio", "0 (fixed steps) or positive")
     need(t.lr > 0, "train.lr", "positive")
     need(t.weight_decay >= 0, "train.weight_decay", "0 or more")
     need(t.buffer_size >= t.batch_size, "train.buffer_size", "at least train.batch_size")
@@ -275,6 +290,7 @@ def validate(cfg: Config) -> Config:
     need(e.every >= 0, "eval.every", "0 or more")
     need(e.games >= 0, "eval.games", "0 or more")
     need(e.simulations >= 0, "eval.simulations", "0 or more")
+    need(e.max_moves >= -1, "eval.max_moves", "-1 (selfplay.max_moves), 0 (rules only) or more")
     need(0 <= e.promote_threshold <= 1, "eval.promote_threshold", "between 0 and 1")
     need(e.opening_moves >= 0, "eval.opening_moves", "0 or more")
     for spec in e.baselines:

@@ -1,7 +1,11 @@
 """Self-play: many games advanced together, their search leaves evaluated in one batch.
 
 :func:`play_games` plays one game per seed with the network and returns the
-training examples of each game. ``parallel_games`` games run interleaved in
+training examples of each game. A position with a single legal action (about
+40% of Whistling's: a capture chain often has one way on) is played at once,
+without a network call or a search, and gives no example: its policy target
+would be that one action, and its value is the next position's
+(``GameRecord.forced`` counts these actions). ``parallel_games`` games run interleaved in
 one process: every round, each game's search walks to one leaf, and all the
 leaves go through the network as one batch (batched inference). With
 ``workers > 1`` the games are split over worker processes
@@ -50,8 +54,12 @@ class GameRecord:
     #: +1/-1/0 for player 0 at the end (0 for a game stopped at ``max_moves``, or the
     #: adjudicated value in [-1, 1] with ``selfplay.adjudicate``).
     outcome: float = 0.0
+    #: Actions played, forced ones included (``len(obs)`` counts the searched ones).
     length: int = 0
     capped: bool = False
+    #: Forced actions: positions with a single legal action, played without a network call
+    #: or a search and kept out of the examples (their policy target is that one action).
+    forced: int = 0
 
     def values(self) -> np.ndarray:
         """The outcome from the view of the player who acted at each position."""
@@ -92,7 +100,7 @@ def selfplay_seed(seed: int, iteration: int, index: int) -> int:
 
 
 class _Slot:
-    """One game in progress."""
+    """One game in progress. ``search`` is None once the game is over."""
 
     def __init__(self, game, cfg: Config, seed: int) -> None:
         self.game = game
@@ -101,13 +109,43 @@ class _Slot:
         self.record = GameRecord(seed)
         self.state = game.initial_state()
         self.moves = 0
-        self.search = self._new_search(None)
+        self.search: Search | None = None
+        if not self._play_forced():
+            self.search = self._new_search(None)
 
     def _new_search(self, root: Node | None) -> Search:
         s = Search(self.game, self.cfg.mcts, self.rng, root if root is not None else self.state,
                    add_noise=True)
         s.prepare_root()
         return s
+
+    def _ended(self) -> bool:
+        """Score the game if the last action ended it (rules or ``max_moves``)."""
+        game, cfg, rec = self.game, self.cfg, self.record
+        if game.is_terminal(self.state):
+            rec.outcome = float(game.returns(self.state)[0])
+        elif self.moves >= cfg.selfplay.max_moves:
+            rec.capped = True
+            if cfg.selfplay.adjudicate:
+                rec.outcome = adjudicate(cfg.game, game.game_state(self.state))
+        else:
+            return False
+        rec.length = self.moves
+        return True
+
+    def _play_forced(self) -> bool:
+        """Play actions that are the only legal one, with no search and no example (the
+        policy target would be trivial); return True when that ended the game."""
+        game = self.game
+        while True:
+            legal = game.legal_actions(self.state)
+            if len(legal) != 1:
+                return False
+            self.state, _ = game.apply_action(self.state, int(legal[0]))
+            self.moves += 1
+            self.record.forced += 1
+            if self._ended():
+                return True
 
     def step(self) -> bool:
         """Play the searched action; return True when the game is over."""
@@ -124,25 +162,28 @@ class _Slot:
         child = root.children[i]
         self.state, _ = game.apply_action(self.state, int(actions[i]))
         self.moves += 1
-        if game.is_terminal(self.state):
-            rec.outcome = float(game.returns(self.state)[0])
-        elif self.moves >= cfg.selfplay.max_moves:
-            rec.capped = True
-            if cfg.selfplay.adjudicate:
-                rec.outcome = adjudicate(cfg.game, game.game_state(self.state))
-        else:
-            reuse = cfg.mcts.reuse_tree and cfg.mcts.root == "puct"
-            self.search = self._new_search(child if reuse and child is not None
-                                           and child.expanded else None)
-            return False
-        rec.length = self.moves
-        return True
+        before = self.moves
+        if self._ended() or self._play_forced():
+            self.search = None
+            return True
+        reuse = (cfg.mcts.reuse_tree and cfg.mcts.root == "puct" and self.moves == before
+                 and child is not None and child.expanded)
+        self.search = self._new_search(child if reuse else None)
+        return False
 
 
-def play_games(net: torch.nn.Module, game, cfg: Config, seeds: list[int],
-               progress: Callable[[int], None] | None = None) -> list[GameRecord]:
-    """Play one self-play game per seed; return the records in seed order."""
-    evaluate = NetEvaluator(net, game)
+def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],
+               progress: Callable[[int], None] | None = None,
+               evaluate: Callable[[list[Any]], tuple[np.ndarray, np.ndarray]] | None = None,
+               ) -> list[GameRecord]:
+    """Play one self-play game per seed; return the records in seed order.
+
+    ``evaluate`` (states -> (logits, values)) replaces the network (``net`` may then be None).
+    """
+    if evaluate is None:
+        if net is None:
+            raise ValueError("play_games needs a network or an evaluator")
+        evaluate = NetEvaluator(net, game)
     queue = list(enumerate(seeds))[::-1]
     slots: list[tuple[int, _Slot]] = []
     results: dict[int, GameRecord] = {}
@@ -150,7 +191,13 @@ def play_games(net: torch.nn.Module, game, cfg: Config, seeds: list[int],
     while queue or slots:
         while queue and len(slots) < width:
             idx, seed = queue.pop()
-            slots.append((idx, _Slot(game, cfg, seed)))
+            slot = _Slot(game, cfg, seed)
+            if slot.search is None:  # over before its first search (forced actions only)
+                results[idx] = slot.record
+                if progress is not None:
+                    progress(1)
+            else:
+                slots.append((idx, slot))
         leaves: list[tuple[_Slot, Node]] = []
         for _, slot in slots:
             while not slot.search.finished():

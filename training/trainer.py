@@ -5,9 +5,11 @@ One iteration:
 1. self-play ``selfplay.games_per_iteration`` games with the latest network
    (seeds derived from ``seed`` and the iteration number);
 2. add their positions to the replay buffer;
-3. ``train.steps_per_iteration`` AdamW steps on symmetry-augmented batches
-   (loss = cross-entropy of the masked policy against the search policy +
-   ``value_loss_weight`` x MSE of the value against the game outcome);
+3. ``train.steps_per_iteration`` AdamW steps on symmetry-augmented batches, or
+   with ``train.replay_ratio`` as many as the new positions call for (at most
+   ``steps_per_iteration``; see :func:`train_step_count`) (loss = cross-entropy
+   of the masked policy against the search policy + ``value_loss_weight`` x MSE
+   of the value against the game outcome);
 4. every ``eval.every`` iterations (and at the last one): the raw policy plays
    ``random``, the network with search plays each baseline and the previous
    best network; the best is replaced when the new one scores at least
@@ -70,6 +72,17 @@ def config_changes(old: Config, new: Config) -> list[str]:
     return [f"{k} {a[k]!r} -> {b[k]!r}" for k in a if a[k] != b[k]]
 
 
+def train_step_count(train: Any, new_positions: int) -> int:
+    """Gradient steps of an iteration that added ``new_positions`` examples: the fixed
+    ``steps_per_iteration``, or with ``replay_ratio`` > 0 ceil(replay_ratio x new_positions /
+    batch_size) capped at ``steps_per_iteration`` (each new example is drawn about
+    ``replay_ratio`` times in its first iteration, whatever the games' length)."""
+    if train.replay_ratio <= 0:
+        return train.steps_per_iteration
+    return min(train.steps_per_iteration,
+               math.ceil(train.replay_ratio * new_positions / train.batch_size))
+
+
 class RunDirError(ConfigError):
     """An output folder that already holds a run (without --resume), or none to resume."""
 
@@ -117,6 +130,8 @@ class Trainer:
         self.best_state = copy.deepcopy(self.net.state_dict())
         self.best_iteration = 0
         self.last_eval: dict[str, float] = {}
+        #: Gradient steps of the last call of :meth:`train_steps`.
+        self.last_steps = 0
         self.ckpt_path = self.out / "checkpoint.pt"
         if resume:
             self._resume()
@@ -208,14 +223,20 @@ class Trainer:
                 {k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
 
     # -- phases -----------------------------------------------------------------------------
-    def train_steps(self, iteration: int) -> dict[str, float]:
+    def train_steps(self, iteration: int, new_positions: int | None = None) -> dict[str, float]:
+        """Train on the buffer after an iteration that added ``new_positions`` examples
+        (None: the fixed ``steps_per_iteration``); return the mean losses."""
         t = self.cfg.train
-        if len(self.buffer) < max(t.min_buffer, 1) or t.steps_per_iteration == 0:
+        steps = (t.steps_per_iteration if new_positions is None
+                 else train_step_count(t, new_positions))
+        self.last_steps = 0
+        if len(self.buffer) < max(t.min_buffer, 1) or steps == 0:
             return {"loss": math.nan, "policy_loss": math.nan, "value_loss": math.nan}
         rng = np.random.default_rng([self.cfg.seed, iteration, 1])
         self.net.train()
         totals = np.zeros(3)
-        for _ in range(t.steps_per_iteration):
+        self.last_steps = steps
+        for _ in range(steps):
             batch = self.buffer.sample(t.batch_size, rng, self.syms)
             loss, pl, vl = compute_loss(self.net, batch, t.value_loss_weight)
             self.opt.zero_grad(set_to_none=True)
@@ -223,7 +244,7 @@ class Trainer:
             self.opt.step()
             totals += (loss.item(), pl.item(), vl.item())
         self.net.eval()
-        mean = totals / t.steps_per_iteration
+        mean = totals / steps
         return {"loss": mean[0], "policy_loss": mean[1], "value_loss": mean[2]}
 
     def _net_agent(self, state_dict: dict[str, torch.Tensor], sims: int, seed: int):
@@ -234,7 +255,8 @@ class Trainer:
 
     def evaluate(self, iteration: int) -> tuple[list[dict[str, Any]], bool]:
         e, game = self.cfg.eval, self.cfg.game
-        cap = self.cfg.selfplay.max_moves
+        cap = (self.cfg.selfplay.max_moves if e.max_moves < 0
+               else e.max_moves if e.max_moves > 0 else None)
         om = e.opening_moves
         latest = copy.deepcopy(self.net.state_dict())
         rows: list[dict[str, Any]] = []
@@ -290,9 +312,10 @@ class Trainer:
                 t1 = time.perf_counter()
                 for rec in records:
                     self.buffer.add_game(rec)
+                positions = sum(len(r.obs) for r in records)
                 if bar is not None:
                     bar.set_postfix_str(f"iter {it}: training")
-                losses = self.train_steps(it)
+                losses = self.train_steps(it, positions)
                 t2 = time.perf_counter()
                 self.cpu += cpu_seconds() + (pool.cpu if pool is not None else 0.0) - c0
                 self.elapsed = elapsed_before + (t2 - session_start)
@@ -311,7 +334,7 @@ class Trainer:
                     self.best_iteration = it
                 self.iteration = it
                 self.elapsed = elapsed_before + (t3 - session_start)
-                positions = sum(len(r.obs) for r in records)
+                actions = sum(r.length for r in records)
                 wins0 = sum(1 for r in records if r.outcome > 0 and not r.capped)
                 wins1 = sum(1 for r in records if r.outcome < 0 and not r.capped)
                 sp = max(t1 - t0, 1e-9)
@@ -320,7 +343,7 @@ class Trainer:
                            "train_s": t2 - t1, "eval_s": t3 - t2, "games": len(records),
                            "positions": positions, "games_per_hour": len(records) / sp * 3600,
                            "positions_per_s": positions / sp,
-                           "avg_length": positions / max(len(records), 1),
+                           "avg_length": actions / max(len(records), 1),
                            "first_player_wins": wins0, "second_player_wins": wins1,
                            "draws": len(records) - wins0 - wins1, "buffer": len(self.buffer),
                            **losses}
@@ -336,7 +359,7 @@ class Trainer:
                                   else ""})
                 self._log_tb(metrics, rows)
                 self.save()
-                self._report(metrics, rows, promoted)
+                self._report(metrics, rows, promoted, actions - positions)
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix_str(f"loss {losses['loss']:.3f}, "
@@ -361,11 +384,14 @@ class Trainer:
                 self.tb.close()
         return self.summary()
 
-    def _report(self, m: dict[str, Any], rows: list[dict[str, Any]], promoted: bool) -> None:
+    def _report(self, m: dict[str, Any], rows: list[dict[str, Any]], promoted: bool,
+                forced: int = 0) -> None:
+        extra = f", {forced} forced" if forced else ""
+        steps = f", {self.last_steps} steps" if self.cfg.train.replay_ratio > 0 else ""
         text = (f"iter {m['iteration']}/{self.cfg.iterations}: {m['games']} games "
-                f"(avg {m['avg_length']:.0f} actions, {m['games_per_hour']:.0f} games/h), "
+                f"(avg {m['avg_length']:.0f} actions{extra}, {m['games_per_hour']:.0f} games/h), "
                 f"loss {m['loss']:.3f} (policy {m['policy_loss']:.3f}, "
-                f"value {m['value_loss']:.3f}), {m['elapsed_s'] / 60:.1f} min")
+                f"value {m['value_loss']:.3f}){steps}, {m['elapsed_s'] / 60:.1f} min")
         if rows:
             parts = [f"{r['opponent']} {r['wins']}-{r['draws']}-{r['losses']}" for r in rows]
             text += "\n  eval (W-D-L): " + ", ".join(parts)
