@@ -1,7 +1,9 @@
-"""Network options: pair layouts and the bilinear policy head, Whistling's axial hex grid."""
+"""Network options: pair layouts and the bilinear policy head, Whistling's axial hex grid,
+the static-evaluation value prior."""
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -9,10 +11,14 @@ import numpy as np
 import pytest
 import torch
 
+from boardzoo.agents.evaluation import get_evaluator, get_scale
 from boardzoo.envs.core.registry import action_game
+from boardzoo.training.buffer import ReplayBuffer
 from boardzoo.training.config import ConfigError, load_config
 from boardzoo.training.layouts import internal_grid, pair_layout
 from boardzoo.training.network import MaskedConv2d, build_net, masked_softmax
+from boardzoo.training.prior import static_prior
+from boardzoo.training.selfplay import NetEvaluator
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = str(REPO / "configs" / "tiny.yaml")
@@ -205,3 +211,73 @@ def test_internal_grid_gathers_the_observation_planes():
     for k in np.flatnonzero(src >= 0)[::17]:
         assert torch.equal(gathered[:, :, k], flat[:, :, src[k]])
     assert torch.all(gathered[:, :, torch.from_numpy(src < 0)] == 0)
+
+
+# -- value prior ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["ultima", "whistling"])
+def test_value_prior_is_tanh_of_the_evaluation_with_a_zero_residual(name):
+    game = action_game(name)
+    net = build_net(small(name, "model.value_prior=true"), game).eval()
+    torch.nn.init.zeros_(net.value_fc[2].weight)
+    torch.nn.init.zeros_(net.value_fc[2].bias)
+    states = random_action_states(name, 6, seed=8, max_plies=40)
+    _, values = NetEvaluator(net, game)(states)
+    evaluate, scale = get_evaluator(name), get_scale(name)
+    for s, v in zip(states, values, strict=True):
+        g = game.game_state(s)
+        e = evaluate(g) if g.to_move == game.to_move(s) else -evaluate(g)
+        assert v == pytest.approx(math.tanh(e / scale), abs=1e-6)
+
+
+def test_value_prior_output_is_strictly_inside_minus_one_one():
+    game = action_game("ultima")
+    net = build_net(small("ultima", "model.value_prior=true"), game).eval()
+    torch.nn.init.normal_(net.value_fc[2].weight, std=100.0)
+    obs = observations("ultima", random_action_states("ultima", 4, seed=9)).repeat(3, 1, 1, 1)
+    prior = torch.tensor([1e6, -1e6, 50.0, -50.0] * 3)
+    with torch.no_grad():
+        _, v = net(obs, prior)
+    assert torch.all(v.abs() < 1) and torch.all(torch.isfinite(v))
+    with pytest.raises(ValueError, match="value_prior"):
+        net(obs)
+
+
+def test_value_prior_with_the_batched_engine_is_a_config_error():
+    with pytest.raises(ConfigError, match="model.value_prior"):
+        load_config(TINY, ["model.value_prior=true", "selfplay.engine=batched"])
+
+
+def test_static_prior_sign_follows_the_player_to_act():
+    game = action_game("whistling")
+    for s in random_action_states("whistling", 8, seed=10, max_plies=40):
+        g = game.game_state(s)
+        assert static_prior("whistling", game, [s])[0] == pytest.approx(
+            get_evaluator("whistling")(g) / get_scale("whistling"))
+        assert g.to_move == game.to_move(s)
+
+
+def test_buffer_keeps_priors_through_its_state_dict():
+    buf = ReplayBuffer(8, (2, 2, 1), 3, priors=True)
+    for k in range(5):
+        buf.add(np.full((2, 2, 1), k, np.float32), np.array([0, 2], np.int32),
+                np.array([0.5, 0.5], np.float32), 0.1 * k, prior=float(k))
+    other = ReplayBuffer(8, (2, 2, 1), 3, priors=True)
+    other.load_state_dict(buf.state_dict())
+    batch = other.sample(16, np.random.default_rng(0))
+    assert torch.equal(batch["prior"], batch["obs"][:, 0, 0, 0])
+    assert "prior" not in ReplayBuffer(8, (2, 2, 1), 3).state_dict()
+
+
+def test_value_prior_training_records_priors_and_resumes(tmp_path):
+    from boardzoo.training.trainer import Trainer
+
+    sets = ["game=ultima", "iterations=1", "selfplay.max_moves=6", "mcts.simulations=3",
+            "eval.games=0", "model.policy_head=bilinear", "model.value_prior=true"]
+    t = Trainer(load_config(TINY, sets), tmp_path / "run", progress=False, echo=False)
+    t.run()
+    n = len(t.buffer)
+    assert n > 0 and np.any(t.buffer.prior[:n] != 0)
+    again = Trainer(load_config(TINY, [*sets[:1], "iterations=2", *sets[2:]]), tmp_path / "run",
+                    resume=True, progress=False, echo=False)
+    assert np.array_equal(again.buffer.prior[:n], t.buffer.prior[:n])
+    assert again.run()["iteration"] == 2

@@ -48,6 +48,9 @@ class ModelConfig:
     #: Run the trunk on the game's internal grid (Whistling: axial hex coordinates, 21 x 21,
     #: 3 x 3 kernels masked to the 6 hex neighbours) instead of the observation grid.
     internal_grid: bool = False
+    #: Value = tanh(static evaluation / scale + the head's output): the game's evaluation
+    #: (boardzoo.agents.evaluation) as a prior the network corrects (reference engine only).
+    value_prior: bool = False
 
 
 @dataclass
@@ -263,6 +266,8 @@ def validate(cfg: Config) -> Config:
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
+    need(not m.value_prior or p.engine == "reference", "model.value_prior",
+         "false with selfplay.engine batched (the prior is computed on reference states)")
     need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
          "local with selfplay.engine batched (the Ray pool plays the reference engine)")
     need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",

@@ -32,6 +32,10 @@ Options (all off by default, so default configs build the same network):
   (Whistling: 21 x 21 axial hex coordinates) gathered from the observation, its
   3 x 3 kernels multiplied by the grid's kernel mask (the 6 hex neighbours) and
   its off-board cells kept at zero after every layer;
+* ``model.value_prior``: value = tanh(prior + head output), ``prior`` being the
+  game's static evaluation / scale of each position (:mod:`.prior`), passed to
+  :meth:`PolicyValueNet.forward`; the pre-activation is clipped to +-8 so the
+  value stays strictly inside (-1, 1).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ from torch import nn
 
 from .config import ModelConfig
 from .layouts import ActionLayout, InternalGrid, PairLayout, action_layout
+
+#: |tanh argument| limit of the value prior path: tanh(8) < 1 in float32.
+PRIOR_CLIP = 8.0
 
 
 class MaskedConv2d(nn.Conv2d):
@@ -130,7 +137,9 @@ class PolicyValueNet(nn.Module):
         self.obs_shape = tuple(obs_shape)
         self.num_actions = int(num_actions)
         self.cell_mask_plane = cell_mask_plane if grid is None else None
+        #: Game whose static evaluation feeds the value prior (see :mod:`.prior`).
         self.game_name = game_name
+        self.value_prior = bool(cfg.value_prior)
         self.grid = grid
         kernel_mask = None
         feature_of = np.arange(h * w)  # observation grid index -> trunk feature index
@@ -180,10 +189,13 @@ class PolicyValueNet(nn.Module):
         self.value_fc = nn.Sequential(nn.Linear(h * w, cfg.value_hidden), nn.ReLU(),
                                       nn.Linear(cfg.value_hidden, 1))
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, obs: torch.Tensor,
+                prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Map a batch ``(B, H, W, C)`` of observations to (logits ``(B, A)``, value ``(B,)``).
 
-        The logits are raw: mask them with :func:`masked_log_softmax` before use.
+        The logits are raw: mask them with :func:`masked_log_softmax` before use. ``prior``
+        ``(B,)`` (static evaluation / scale, :func:`boardzoo.training.prior.static_prior`) is
+        required by a ``value_prior`` network and ignored by others.
         """
         x = obs.permute(0, 3, 1, 2)
         mask = None
@@ -217,8 +229,14 @@ class PolicyValueNet(nn.Module):
         v = self.value_conv(x)
         if mask is not None:
             v = v * mask
-        value = torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
-        return logits, value
+        if not self.value_prior:
+            value = torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
+            return logits, value
+        if prior is None:
+            raise ValueError("this network has model.value_prior: pass the static evaluation "
+                             "prior (boardzoo.training.prior.static_prior) to forward")
+        z = self.value_fc(v.flatten(1)).squeeze(1) + prior.to(v.dtype)
+        return logits, torch.tanh(z.clamp(-PRIOR_CLIP, PRIOR_CLIP))
 
 
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
