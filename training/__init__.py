@@ -1,11 +1,13 @@
 """AlphaZero-style self-play training for boardzoo games (see docs/training.md).
 
 Modules: ``config`` (YAML configs, validation, ``--set``), ``network`` (residual
-policy/value net, masked softmax), ``layouts`` (actions per board cell for the
-conv policy head), ``mcts`` (PUCT and Gumbel search over an ActionGame),
-``selfplay`` (batched self-play, worker processes), ``buffer`` (replay buffer),
-``symmetry`` (augmentation), ``trainer`` (the loop, checkpoints, metrics),
-``checkpoint`` (atomic save, safe load), ``evaluate`` (matches), ``agent`` (the
-``checkpoint:...`` agent), ``plot`` and ``commands`` (``boardzoo train``/``plot``).
+policy/value net, masked softmax), ``layouts`` (network geometry: actions per
+board cell, actions as (from, to) cell pairs, internal grids), ``prior`` (the
+static-evaluation value prior), ``distill`` (distillation warm start), ``mcts``
+(PUCT and Gumbel search over an ActionGame), ``selfplay`` (batched self-play,
+worker processes), ``buffer`` (replay buffer), ``symmetry`` (augmentation),
+``trainer`` (the loop, checkpoints, metrics), ``checkpoint`` (atomic save, safe
+load), ``evaluate`` (matches), ``agent`` (the ``checkpoint:...`` agent), ``plot``
+and ``commands`` (``boardzoo train``/``plot``).
 Importing this package imports nothing heavy; torch loads with the modules that need it.
 """

@@ -51,6 +51,9 @@ class ModelConfig:
     #: Value = tanh(static evaluation / scale + the head's output): the game's evaluation
     #: (boardzoo.agents.evaluation) as a prior the network corrects (reference engine only).
     value_prior: bool = False
+    #: A model file (``boardzoo.training.distill`` output, a run's ``best.pt``) whose weights
+    #: start a new run (ignored on --resume); its model config must match this one.
+    init_from: str = ""
 
 
 @dataclass

@@ -37,7 +37,14 @@ from boardzoo.envs.core.registry import action_game, batched_game
 
 from .batched_selfplay import play_games_batched
 from .buffer import ReplayBuffer
-from .checkpoint import FORMAT, CheckpointError, load, model_file, save_atomic
+from .checkpoint import (
+    FORMAT,
+    CheckpointError,
+    load,
+    load_initial_weights,
+    model_file,
+    save_atomic,
+)
 from .config import Config, ConfigError, dump_config, from_dict
 from .network import build_net, masked_log_softmax
 from .selfplay import RaySelfPlayPool, SelfPlayPool, game_seed, play_games
@@ -119,6 +126,9 @@ class Trainer:
         if resume:
             self._resume()
         else:
+            if cfg.model.init_from:  # a warm start (boardzoo.training.distill), fresh runs only
+                load_initial_weights(self.net, cfg)
+                self.best_state = copy.deepcopy(self.net.state_dict())
             if self.ckpt_path.exists():
                 raise RunDirError(f"{str(self.out)!r} already holds a training run; continue it "
                                   f"with --resume or choose another folder with --out")
