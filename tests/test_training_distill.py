@@ -95,6 +95,8 @@ def test_teacher_positions_have_legal_policies_and_their_value_targets(value):
     # the same seed gives the same games
     again = teacher_positions(cfg, 10, seed=3, value_target=value)
     assert all(np.array_equal(a, b) for a, b in zip(data.obs, again.obs, strict=True))
+    sparse = teacher_positions(cfg, 10, seed=3, value_target=value, keep=0.3)
+    assert len(sparse) == 10 and sparse.games > data.games
 
 
 def test_distilled_model_round_trips_through_init_from_and_the_checkpoint_agent(tmp_path):

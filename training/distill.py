@@ -15,7 +15,8 @@
    :data:`WIN_SCORE`, a loss minus it). The first ``opening`` actions of a game
    are uniformly random, later ones are sampled from the teacher policy, or
    uniformly with probability ``epsilon`` (diversity); a game stops at its end
-   or after ``selfplay.max_moves`` actions.
+   or after ``selfplay.max_moves`` actions. Each position is kept with
+   probability ``keep`` (below 1: more, less correlated games per position).
 2. **Targets**: policy = softmax(score / ``temperature``) over the legal
    actions; value = tanh(evaluation / scale) of the position for the player to
    act (``value_target="eval"``) or the game's result (``"outcome"``, a capped
@@ -34,6 +35,7 @@ import dataclasses
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,8 +99,8 @@ def teacher_policy(scores: np.ndarray, temperature: float) -> np.ndarray:
 
 
 def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: float = 0.25,
-                      epsilon: float = 0.1, opening: int = 4,
-                      value_target: str = "eval") -> TeacherData:
+                      epsilon: float = 0.1, opening: int = 4, value_target: str = "eval",
+                      keep: float = 1.0) -> TeacherData:
     """Play seeded teacher games of ``cfg.game`` until ``positions`` positions are collected."""
     from boardzoo.agents.evaluation import get_evaluator
     from boardzoo.envs.core.registry import action_game
@@ -108,6 +110,8 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
 
     if value_target not in ("eval", "outcome"):
         raise ValueError(f"value_target must be eval or outcome, got {value_target!r}")
+    if not 0 < keep <= 1:
+        raise ValueError(f"keep must be in (0, 1], got {keep!r}")
     game = action_game(cfg.game)
     evaluate = get_evaluator(cfg.game)
     data = TeacherData()
@@ -122,14 +126,15 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
                 break
             actions, scores = action_scores(game, state, evaluate)
             policy = teacher_policy(scores, temperature)
-            player = game.to_move(state)
-            prior = float(static_prior(cfg.game, game, [state])[0])
-            data.obs.append(game.observation(state, player))
-            data.actions.append(actions.astype(np.int32))
-            data.probs.append(policy.astype(np.float32))
-            data.values.append(math.tanh(prior))
-            data.priors.append(prior)
-            players.append(player)
+            if keep >= 1 or rng.random() < keep:
+                player = game.to_move(state)
+                prior = float(static_prior(cfg.game, game, [state])[0])
+                data.obs.append(game.observation(state, player))
+                data.actions.append(actions.astype(np.int32))
+                data.probs.append(policy.astype(np.float32))
+                data.values.append(math.tanh(prior))
+                data.priors.append(prior)
+                players.append(player)
             if move < opening or rng.random() < epsilon:
                 i = int(rng.integers(len(actions)))
             else:
@@ -146,8 +151,11 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
 
 
 def distill(cfg: Config, data: TeacherData, steps: int, seed: int = 0,
-            net: torch.nn.Module | None = None) -> tuple[torch.nn.Module, dict[str, float]]:
-    """Train ``net`` (default: a fresh ``cfg`` network) on ``data``; return it and last losses."""
+            net: torch.nn.Module | None = None, every: int = 0,
+            report: Callable[[int, torch.nn.Module], None] | None = None,
+            ) -> tuple[torch.nn.Module, dict[str, float]]:
+    """Train ``net`` (default: a fresh ``cfg`` network) on ``data``, calling ``report(step,
+    net)`` every ``every`` steps; return the network and the last step's losses."""
     from boardzoo.envs.core.registry import action_game
 
     from .buffer import ReplayBuffer
@@ -169,13 +177,16 @@ def distill(cfg: Config, data: TeacherData, steps: int, seed: int = 0,
     rng = np.random.default_rng([seed, 7])
     net.train()
     last = {"loss": math.nan, "policy_loss": math.nan, "value_loss": math.nan}
-    for _ in range(steps):
+    for step in range(1, steps + 1):
         batch = buf.sample(cfg.train.batch_size, rng, syms)
         loss, pl, vl = compute_loss(net, batch, cfg.train.value_loss_weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         last = {"loss": loss.item(), "policy_loss": pl.item(), "value_loss": vl.item()}
+        if report is not None and every > 0 and step % every == 0 and step < steps:
+            report(step, net)
+            net.train()
     net.eval()
     return net, last
 
@@ -207,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="teacher softmax temperature, evaluation units (0: argmax)")
     ap.add_argument("--epsilon", type=float, default=0.1, help="random move probability")
     ap.add_argument("--opening", type=int, default=4, help="random actions at each start")
+    ap.add_argument("--keep", type=float, default=1.0,
+                    help="probability of keeping each position (below 1: more games)")
     ap.add_argument("--value", choices=("eval", "outcome"), default="eval",
                     help="value target: tanh(evaluation / scale) or the game's result")
     ap.add_argument("--out", required=True, help="model file to write")
@@ -221,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
     data = teacher_positions(cfg, args.positions, args.seed, args.temperature, args.epsilon,
-                             args.opening, args.value)
+                             args.opening, args.value, args.keep)
     t1 = time.perf_counter()
     net, losses = distill(cfg, data, args.steps, args.seed)
     save_model(cfg, net, args.out, f"distilled from {len(data)} teacher positions "
