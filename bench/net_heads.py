@@ -12,11 +12,12 @@ kept with probability ``--keep``): ``--positions`` for training from seed
 ``--cache`` so several invocations share them (``--variants none``: only make
 the data). Every variant starts from ``torch.manual_seed(0)`` and takes
 ``--steps`` AdamW steps of the trainer's loss (the config's lr, augmentation)
-on batches of ``--batch``; its held-out policy and value losses are measured
-without augmentation every ``--eval-every`` steps and at the end; then the
-CPU time per forward pass of a batch of 32 of every variant (one torch thread,
-median of 40 rounds in which the variants take turns). The last line printed
-is one JSON object.
+on batches of ``--batch``. Measured without augmentation: held-out policy loss,
+value loss and top-1 agreement (the net's most likely legal action is one of
+the teacher's best) every ``--eval-every`` steps and at the end, the same on as
+many training positions at the end (overfitting?), and each variant's CPU time
+per forward pass of a batch of 32 (one torch thread, median of 40 rounds in
+which the variants take turns). The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -87,24 +88,33 @@ def batch_of(game, data: TeacherData, idx: np.ndarray) -> dict[str, torch.Tensor
             "value": torch.tensor([data.values[i] for i in idx])}
 
 
-def heldout_losses(net: torch.nn.Module, game, data: TeacherData) -> tuple[float, float]:
-    """Return the mean (policy, value) loss of ``net`` over all of ``data``."""
+def heldout_losses(net: torch.nn.Module, game, data: TeacherData) -> tuple[float, float, float]:
+    """Return ``net``'s mean policy loss, value loss and top-1 agreement (its most likely legal
+    action is one of the teacher's best) over all of ``data``."""
     net.eval()
-    total = np.zeros(2)
+    total = np.zeros(3)
     with torch.no_grad():
         for start in range(0, len(data), 64):
             idx = np.arange(start, min(start + 64, len(data)))
-            _, pl, vl = compute_loss(net, batch_of(game, data, idx))
-            total += np.array([pl.item(), vl.item()]) * len(idx)
-    return float(total[0] / len(data)), float(total[1] / len(data))
+            batch = batch_of(game, data, idx)
+            _, pl, vl = compute_loss(net, batch)
+            logits, _ = net(batch["obs"])
+            pick = logits.masked_fill(~batch["mask"], float("-inf")).argmax(1)
+            target = batch["policy"]
+            hit = target.gather(1, pick[:, None])[:, 0] >= target.max(1).values - 1e-6
+            total += np.array([pl.item() * len(idx), vl.item() * len(idx), hit.sum().item()])
+    return tuple(float(x / len(data)) for x in total)  # type: ignore[return-value]
 
 
 def reference_losses(data: TeacherData) -> dict[str, float]:
-    """Return the floor (target entropy) and uniform-policy and zero-value losses."""
+    """Return the floor (target entropy), uniform-policy and zero-value losses, and the top-1
+    agreement of a uniformly random legal action."""
     entropy = np.mean([-(p[p > 0] * np.log(p[p > 0])).sum() for p in data.probs])
     uniform = np.mean([np.log(len(p)) for p in data.probs])
-    return {"policy_entropy_floor": float(entropy), "policy_uniform": float(uniform),
-            "value_zero": float(np.mean(np.square(data.values)))}
+    top1 = np.mean([np.mean(p >= p.max() - 1e-6) for p in data.probs])
+    return {"policy_entropy_floor": round(float(entropy), 4),
+            "policy_uniform": round(float(uniform), 4), "top1_random": round(float(top1), 4),
+            "value_zero": round(float(np.mean(np.square(data.values))), 4)}
 
 
 def cpu_ms_per_batch(nets: dict[str, torch.nn.Module], data: TeacherData,
@@ -159,6 +169,9 @@ def main() -> None:
           f"{data_s:.0f} CPU s", flush=True)
     results = {}
     nets = {}
+    k = min(len(train), len(held))  # the same measure on training positions: overfitting?
+    seen = TeacherData(train.obs[:k], train.actions[:k], train.probs[:k], train.values[:k],
+                       train.priors[:k])
     for variant in [v for v in args.variants.split(",") if v != "none"]:
         cfg = variant_config(args.game, variant)
         cfg.train.batch_size = args.batch
@@ -173,14 +186,15 @@ def main() -> None:
             paused[0] += time.process_time() - t
 
         t = time.process_time()
-        net, last = distill(cfg, train, args.steps, seed=args.seed, net=net,
-                            every=args.eval_every, report=report)
+        net, _ = distill(cfg, train, args.steps, seed=args.seed, net=net,
+                         every=args.eval_every, report=report)
         train_s = time.process_time() - t - paused[0]
-        pl, vl = heldout_losses(net, game, held)
-        curve.append([args.steps, round(pl, 4), round(vl, 4)])
+        pl, vl, top1 = heldout_losses(net, game, held)
+        curve.append([args.steps, round(pl, 4), round(vl, 4), round(top1, 4)])
         row = {"heldout_policy_loss": round(pl, 4), "heldout_value_loss": round(vl, 5),
+               "heldout_top1": round(top1, 4),
                "heldout_curve": curve,
-               "train_policy_loss_last": round(last["policy_loss"], 4),
+               "train_subset_losses": [round(x, 4) for x in heldout_losses(net, game, seen)],
                "train_cpu_s": round(train_s, 1),
                "parameters": sum(p.numel() for p in net.parameters())}
         results[variant] = row
