@@ -140,6 +140,8 @@ class PolicyValueNet(nn.Module):
         #: Game whose static evaluation feeds the value prior (see :mod:`.prior`).
         self.game_name = game_name
         self.value_prior = bool(cfg.value_prior)
+        if self.value_prior and not game_name:
+            raise ValueError("model.value_prior needs the game's name (its static evaluation)")
         self.grid = grid
         kernel_mask = None
         feature_of = np.arange(h * w)  # observation grid index -> trunk feature index
