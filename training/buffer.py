@@ -6,6 +6,8 @@ probabilities (sparse, so 4096-action games stay small), and the outcome
 for the player to act. ``ptr`` is the next slot to write and ``added`` the
 number of positions ever added; both are saved in checkpoints, together with
 the contents, so ``--resume`` continues with the same buffer.
+With ``priors`` (``model.value_prior``) each position also keeps its static
+evaluation prior, which batches and checkpoints then carry as ``prior``.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from .selfplay import GameRecord
 
 
 class ReplayBuffer:
-    def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int) -> None:
+    def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int,
+                 priors: bool = False) -> None:
+        """Hold ``capacity`` positions; with ``priors`` also each one's value prior."""
         self.capacity = capacity
         self.obs_shape = tuple(obs_shape)
         self.num_actions = num_actions
         self.obs = np.zeros((capacity, *obs_shape), dtype=np.float16)
         self.value = np.zeros(capacity, dtype=np.float32)
+        #: Static-evaluation prior per position (``model.value_prior``), else None.
+        self.prior = np.zeros(capacity, dtype=np.float32) if priors else None
         self.actions: list[np.ndarray] = [np.zeros(0, np.int32)] * capacity
         self.probs: list[np.ndarray] = [np.zeros(0, np.float32)] * capacity
         self.ptr = 0
@@ -37,20 +43,30 @@ class ReplayBuffer:
         return self.size
 
     def add_game(self, rec: GameRecord) -> None:
+        """Add every position of a self-play game with its outcome for the player to act."""
         values = rec.values()
         for k in range(len(rec.obs)):
-            i = self.ptr
-            self.obs[i] = rec.obs[k]
-            self.value[i] = values[k]
-            self.actions[i] = rec.actions[k]
-            self.probs[i] = rec.probs[k]
-            self.ptr = (i + 1) % self.capacity
-            self.size = min(self.size + 1, self.capacity)
-            self.added += 1
+            self.add(rec.obs[k], rec.actions[k], rec.probs[k], float(values[k]),
+                     rec.priors[k] if rec.priors else 0.0)
+
+    def add(self, obs: np.ndarray, actions: np.ndarray, probs: np.ndarray, value: float,
+            prior: float = 0.0) -> None:
+        """Add one position: observation, legal actions, their target probabilities, value."""
+        i = self.ptr
+        self.obs[i] = obs
+        self.value[i] = value
+        if self.prior is not None:
+            self.prior[i] = prior
+        self.actions[i] = actions
+        self.probs[i] = probs
+        self.ptr = (i + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+        self.added += 1
 
     def sample(self, batch: int, rng: np.random.Generator,
                syms: list[Symmetry] | None = None) -> dict[str, torch.Tensor]:
-        """Return a batch: obs (B, H, W, C), policy (B, A), mask (B, A) bool, value (B,)."""
+        """Return a batch: obs (B, H, W, C), policy (B, A), mask (B, A) bool, value (B,)
+        (and prior (B,) when the buffer keeps priors)."""
         idx = rng.integers(0, self.size, size=batch)
         obs = self.obs[idx].astype(np.float32)
         policy = np.zeros((batch, self.num_actions), dtype=np.float32)
@@ -64,8 +80,11 @@ class ReplayBuffer:
                 obs[b] = sym.obs(obs[b])
             policy[b, a] = self.probs[i]
             mask[b, a] = True
-        return {"obs": torch.from_numpy(obs), "policy": torch.from_numpy(policy),
-                "mask": torch.from_numpy(mask), "value": torch.from_numpy(self.value[idx].copy())}
+        out = {"obs": torch.from_numpy(obs), "policy": torch.from_numpy(policy),
+               "mask": torch.from_numpy(mask), "value": torch.from_numpy(self.value[idx].copy())}
+        if self.prior is not None:
+            out["prior"] = torch.from_numpy(self.prior[idx].copy())
+        return out
 
     # -- checkpoints ---------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -74,7 +93,7 @@ class ReplayBuffer:
         lengths = np.array([len(a) for a in self.actions[:n]], dtype=np.int64)
         cat_a = np.concatenate(self.actions[:n]) if n else np.zeros(0, np.int32)
         cat_p = np.concatenate(self.probs[:n]) if n else np.zeros(0, np.float32)
-        return {
+        out = {
             "capacity": self.capacity, "ptr": self.ptr, "size": n, "added": self.added,
             "obs": torch.from_numpy(self.obs[:n].copy()),
             "value": torch.from_numpy(self.value[:n].copy()),
@@ -82,6 +101,9 @@ class ReplayBuffer:
             "actions": torch.from_numpy(cat_a.astype(np.int32)),
             "probs": torch.from_numpy(cat_p.astype(np.float32)),
         }
+        if self.prior is not None:
+            out["prior"] = torch.from_numpy(self.prior[:n].copy())
+        return out
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
         n = int(d["size"])
@@ -92,6 +114,7 @@ class ReplayBuffer:
             order = None
         obs = d["obs"].numpy()
         value = d["value"].numpy()
+        prior = d["prior"].numpy() if "prior" in d else np.zeros(len(value), np.float32)
         lengths = d["lengths"].numpy()
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         acts = d["actions"].numpy()
@@ -102,6 +125,8 @@ class ReplayBuffer:
         if order is None:
             self.obs[:n] = obs
             self.value[:n] = value
+            if self.prior is not None:
+                self.prior[:n] = prior
             for k in range(n):
                 self.actions[k] = acts[offsets[k]:offsets[k + 1]].copy()
                 self.probs[k] = probs[offsets[k]:offsets[k + 1]].copy()
@@ -112,6 +137,8 @@ class ReplayBuffer:
             i = self.ptr
             self.obs[i] = obs[k]
             self.value[i] = value[k]
+            if self.prior is not None:
+                self.prior[i] = prior[k]
             self.actions[i] = acts[offsets[k]:offsets[k + 1]].copy()
             self.probs[i] = probs[offsets[k]:offsets[k + 1]].copy()
             self.ptr = (i + 1) % self.capacity

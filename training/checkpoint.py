@@ -10,7 +10,8 @@ checkpoint can never run code):
   ``--resume`` needs;
 * a **model file** (``RUN/best.pt``, ``RUN/model.pt``, the shipped nets):
   format, game, config, observation shape, action count, model state dict and
-  a note of how it was made. This is what ``checkpoint:PATH`` plays.
+  a note of how it was made. This is what ``checkpoint:PATH`` plays, and what
+  ``model.init_from`` starts a new run from (:func:`load_initial_weights`).
 
 Saves write ``NAME.tmp`` in the same folder, flush it to disk and
 ``os.replace`` it over ``NAME``, so a kill at any moment leaves either the old
@@ -19,6 +20,7 @@ or the new file, never half of one.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ from typing import Any
 import torch
 
 from boardzoo.envs.core.game import BoardzooError
+
+from .config import ConfigError, from_dict
 
 FORMAT = "boardzoo-checkpoint-v1"
 MODEL_FORMAT = "boardzoo-model-v1"
@@ -78,3 +82,27 @@ def model_file(game: str, cfg_dict: dict[str, Any], obs_shape: tuple[int, ...],
     return {"format": MODEL_FORMAT, "game": game, "config": cfg_dict,
             "obs_shape": list(obs_shape), "num_actions": int(num_actions),
             "model": {k: v.detach().clone() for k, v in state_dict.items()}, "note": note}
+
+
+def load_initial_weights(net: torch.nn.Module, cfg: Any) -> None:
+    """Load the weights of ``cfg.model.init_from`` into ``net``; CheckpointError if they do
+    not fit (another game, another model config, other shapes)."""
+    path = cfg.model.init_from
+    data = load(path)
+    if data["game"] != cfg.game:
+        raise CheckpointError(f"model.init_from {str(path)!r} is a {data['game']!r} network, "
+                              f"not {cfg.game!r}")
+    try:
+        saved = dataclasses.replace(from_dict(data["config"]).model, init_from="")
+    except ConfigError as exc:
+        raise CheckpointError(f"model.init_from {str(path)!r} has an invalid config: {exc}") \
+            from None
+    if saved != dataclasses.replace(cfg.model, init_from=""):
+        raise CheckpointError(f"model.init_from {str(path)!r} was made with model {saved}; "
+                              f"the config says {cfg.model}")
+    try:
+        net.load_state_dict(data["model"])
+    except (RuntimeError, KeyError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else repr(exc)
+        raise CheckpointError(f"model.init_from {str(path)!r} does not fit the network "
+                              f"({first})") from None

@@ -39,13 +39,26 @@ class ModelConfig:
     #: Channels of the policy head's first 1x1 conv.
     policy_channels: int = 4
     #: ``linear``, ``conv`` (one logit per action from the cell where it starts; needs the
-    #: game's action layout) or ``auto`` (conv for action spaces over 1024, else linear).
+    #: game's action layout), ``bilinear`` (logit = <query of the from cell, key of the to
+    #: cell> + a bias per action kind; needs the game's pair layout: Ultima, Whistling) or
+    #: ``auto`` (conv for action spaces over 1024, else linear).
     policy_head: str = "auto"
+    #: Query/key dimension of the bilinear policy head.
+    bilinear_dim: int = 32
     #: Hidden units of the value head.
     value_hidden: int = 64
     #: Observation plane that marks real cells (1) of an irregular board on its grid, or -1
     #: for none. -1 also lets the game say (``ActionGame.cell_mask_plane``, e.g. Whistling).
     cell_mask_plane: int = -1
+    #: Run the trunk on the game's internal grid (Whistling: axial hex coordinates, 21 x 21,
+    #: 3 x 3 kernels masked to the 6 hex neighbours) instead of the observation grid.
+    internal_grid: bool = False
+    #: Value = tanh(static evaluation / scale + the head's output): the game's evaluation
+    #: (boardzoo.agents.evaluation) as a prior the network corrects (reference engine only).
+    value_prior: bool = False
+    #: A model file (``boardzoo.training.distill`` output, a run's ``best.pt``) whose weights
+    #: start a new run (ignored on --resume); its model config must match this one.
+    init_from: str = ""
 
 
 @dataclass
@@ -250,8 +263,9 @@ def validate(cfg: Config) -> Config:
     need(m.blocks >= 0, "model.blocks", "0 or more")
     need(m.policy_channels >= 1, "model.policy_channels", "at least 1")
     need(m.value_hidden >= 1, "model.value_hidden", "at least 1")
-    need(m.policy_head in ("auto", "linear", "conv"), "model.policy_head",
-         f"auto, linear or conv (got {m.policy_head!r})")
+    need(m.policy_head in ("auto", "linear", "conv", "bilinear"), "model.policy_head",
+         f"auto, linear, conv or bilinear (got {m.policy_head!r})")
+    need(m.bilinear_dim >= 1, "model.bilinear_dim", "at least 1")
     need(m.cell_mask_plane >= -1, "model.cell_mask_plane", "-1 (none) or a plane index")
     s = cfg.mcts
     need(s.root in ("puct", "gumbel"), "mcts.root", f"'puct' or 'gumbel' (got {s.root!r})")
@@ -273,6 +287,8 @@ def validate(cfg: Config) -> Config:
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
+    need(not m.value_prior or p.engine == "reference", "model.value_prior",
+         "false with selfplay.engine batched (the prior is computed on reference states)")
     need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
          "local with selfplay.engine batched (the Ray pool plays the reference engine)")
     need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",

@@ -21,26 +21,69 @@ Irregular boards drawn on a rectangular grid (Whistling's hex board on 21 x 41)
 give the index of their real-cell plane: the trunk's features are multiplied by
 that mask after every layer, so off-board grid points stay exactly zero and the
 convolutions see the hex board's edge as an edge.
+
+Options (all off by default, so default configs build the same network):
+
+* ``model.policy_head: bilinear``: logit(from, to) = <q_from, k_to> / sqrt(d) +
+  bias[kind], with d-dimensional query and key embeddings of every board cell
+  (linear maps of the trunk's features) and the game's :class:`PairLayout`: a
+  full-rank from x to score instead of the conv head's few planes per cell;
+* ``model.internal_grid``: the trunk runs on the game's :class:`InternalGrid`
+  (Whistling: 21 x 21 axial hex coordinates) gathered from the observation, its
+  3 x 3 kernels multiplied by the grid's kernel mask (the 6 hex neighbours) and
+  its off-board cells kept at zero after every layer;
+* ``model.value_prior``: value = tanh(prior + head output), ``prior`` being the
+  game's static evaluation / scale of each position (:mod:`.prior`), passed to
+  :meth:`PolicyValueNet.forward`; the pre-activation is clipped to +-8 so the
+  value stays strictly inside (-1, 1).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from boardzoo.envs.core.layout import ActionLayout
+from boardzoo.envs.core.layout import ActionLayout, InternalGrid, PairLayout
 from boardzoo.envs.core.registry import get_spec
 
 from .config import ConfigError, ModelConfig
 
+#: |tanh argument| limit of the value prior path: tanh(8) < 1 in float32.
+PRIOR_CLIP = 8.0
+
+
+class MaskedConv2d(nn.Conv2d):
+    """A 3 x 3 convolution whose kernel is multiplied by a fixed mask (hex neighbourhoods)."""
+
+    def __init__(self, cin: int, cout: int, kernel_mask: np.ndarray) -> None:
+        """Build a bias-free conv with ``kernel_mask`` (k x k, 1 = used) as its support."""
+        k = kernel_mask.shape[0]
+        super().__init__(cin, cout, k, padding=k // 2, bias=False)
+        self.register_buffer("kernel_mask", torch.as_tensor(kernel_mask, dtype=torch.float32),
+                             persistent=False)
+        with torch.no_grad():
+            self.weight.mul_(self.kernel_mask)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Convolve with the masked kernel."""
+        return self._conv_forward(x, self.weight * self.kernel_mask, self.bias)
+
+
+def conv3x3(cin: int, cout: int, kernel_mask: np.ndarray | None) -> nn.Conv2d:
+    """Return a bias-free 3 x 3 conv, masked when ``kernel_mask`` is given."""
+    if kernel_mask is None:
+        return nn.Conv2d(cin, cout, 3, padding=1, bias=False)
+    return MaskedConv2d(cin, cout, kernel_mask)
+
 
 class ResBlock(nn.Module):
-    def __init__(self, channels: int) -> None:
+    def __init__(self, channels: int, kernel_mask: np.ndarray | None = None) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.conv1 = conv3x3(channels, channels, kernel_mask)
         self.bn1 = nn.BatchNorm2d(channels)
-        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.conv2 = conv3x3(channels, channels, kernel_mask)
         self.bn2 = nn.BatchNorm2d(channels)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -52,69 +95,152 @@ class ResBlock(nn.Module):
         return out if mask is None else out * mask
 
 
+class BilinearPolicy(nn.Module):
+    """Policy logits <q_from, k_to> / sqrt(d) + bias[kind] over a :class:`PairLayout`."""
+
+    def __init__(self, channels: int, dim: int, layout: PairLayout,
+                 cell_feature: np.ndarray) -> None:
+        """``cell_feature[i]``: flat index of board cell ``i`` in the trunk's feature map."""
+        super().__init__()
+        n = len(cell_feature)
+        pairs = np.asarray(layout.pairs, dtype=np.int64)
+        if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.max() >= n or pairs.min() < -1:
+            raise ValueError(f"pair layout must be (A, 2) cells in -1..{n - 1}")
+        self.query = nn.Linear(channels, dim)
+        self.key = nn.Linear(channels, dim)
+        self.kind_bias = nn.Parameter(torch.zeros(layout.num_kinds))
+        self.scale = dim ** -0.5
+        both = (pairs[:, 0] >= 0) & (pairs[:, 1] >= 0)
+        # an action without both cells reads the zero appended after the n x n scores
+        index = np.where(both, pairs[:, 0] * n + pairs[:, 1], n * n)
+        self.register_buffer("cell_feature", torch.as_tensor(cell_feature, dtype=torch.long),
+                             persistent=False)
+        self.register_buffer("pair_index", torch.as_tensor(index), persistent=False)
+        self.register_buffer("kinds", torch.as_tensor(np.asarray(layout.kinds, dtype=np.int64)),
+                             persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Map trunk features ``(B, C, H, W)`` to logits ``(B, A)``."""
+        cells = x.flatten(2)[:, :, self.cell_feature].transpose(1, 2)  # (B, N, C)
+        scores = torch.bmm(self.query(cells), self.key(cells).transpose(1, 2)) * self.scale
+        flat = torch.cat([scores.flatten(1), scores.new_zeros(len(scores), 1)], dim=1)
+        return flat.index_select(1, self.pair_index) + self.kind_bias[self.kinds]
+
+
 class PolicyValueNet(nn.Module):
     """Residual conv net with a masked policy head and a tanh value head."""
 
     def __init__(self, obs_shape: tuple[int, int, int], num_actions: int, cfg: ModelConfig,
-                 cell_mask_plane: int | None = None, layout: ActionLayout | None = None) -> None:
+                 cell_mask_plane: int | None = None, layout: ActionLayout | None = None,
+                 pairs: PairLayout | None = None, grid: InternalGrid | None = None,
+                 game_name: str = "") -> None:
         super().__init__()
         h, w, c = obs_shape
         self.obs_shape = tuple(obs_shape)
         self.num_actions = int(num_actions)
-        self.cell_mask_plane = cell_mask_plane
+        self.cell_mask_plane = cell_mask_plane if grid is None else None
+        #: Game whose static evaluation feeds the value prior (see :mod:`.prior`).
+        self.game_name = game_name
+        self.value_prior = bool(cfg.value_prior)
+        if self.value_prior and not game_name:
+            raise ValueError("model.value_prior needs the game's name (its static evaluation)")
+        self.grid = grid
+        kernel_mask = None
+        feature_of = np.arange(h * w)  # observation grid index -> trunk feature index
+        if grid is not None:
+            if len(grid.source) != grid.height * grid.width or grid.source.max() >= h * w:
+                raise ValueError("internal grid does not fit the observation grid")
+            src = np.where(grid.source >= 0, grid.source, h * w)  # h * w: an appended zero
+            self.register_buffer("grid_source", torch.as_tensor(src), persistent=False)
+            self.register_buffer("grid_mask", torch.as_tensor(
+                (grid.source >= 0).astype(np.float32)).view(1, 1, grid.height, grid.width),
+                persistent=False)
+            kernel_mask = np.asarray(grid.kernel_mask, dtype=np.float32)
+            feature_of = grid.inverse(h * w)
+            h, w = grid.height, grid.width
         ch = cfg.channels
-        self.stem = nn.Sequential(nn.Conv2d(c, ch, 3, padding=1, bias=False),
-                                  nn.BatchNorm2d(ch), nn.ReLU())
-        self.blocks = nn.ModuleList(ResBlock(ch) for _ in range(cfg.blocks))
-        self.policy_conv = nn.Sequential(nn.Conv2d(ch, cfg.policy_channels, 1, bias=False),
-                                         nn.BatchNorm2d(cfg.policy_channels), nn.ReLU())
-        self.layout = layout
-        if layout is None:
+        self.stem = nn.Sequential(conv3x3(c, ch, kernel_mask), nn.BatchNorm2d(ch), nn.ReLU())
+        self.blocks = nn.ModuleList(ResBlock(ch, kernel_mask) for _ in range(cfg.blocks))
+        self.bilinear = None
+        self.layout = None if pairs is not None else layout
+        if pairs is not None:
+            if pairs.num_actions != num_actions:
+                raise ValueError(f"pair layout covers {pairs.num_actions} actions, the game "
+                                 f"has {num_actions}")
+            feature = feature_of[np.asarray(pairs.cell_grid)]
+            if (feature < 0).any():
+                raise ValueError("a board cell of the pair layout is off the internal grid")
+            self.bilinear = BilinearPolicy(ch, cfg.bilinear_dim, pairs, feature)
+        else:
+            self.policy_conv = nn.Sequential(nn.Conv2d(ch, cfg.policy_channels, 1, bias=False),
+                                             nn.BatchNorm2d(cfg.policy_channels), nn.ReLU())
+        if pairs is not None:
+            pass  # the bilinear head above is the whole policy head
+        elif layout is None:
             self.policy_fc = nn.Linear(cfg.policy_channels * h * w, num_actions)
         else:
             if layout.num_actions != num_actions:
                 raise ValueError(f"action layout covers {layout.num_actions} actions, the game "
                                  f"has {num_actions}")
             self.policy_cells = nn.Conv2d(cfg.policy_channels, layout.per_cell, 1)
-            self.register_buffer("cell_grid", torch.as_tensor(layout.cell_grid),
-                                 persistent=False)
+            cell_grid = feature_of[np.asarray(layout.cell_grid)]
+            if (cell_grid < 0).any():
+                raise ValueError("a board cell of the action layout is off the internal grid")
+            self.register_buffer("cell_grid", torch.as_tensor(cell_grid), persistent=False)
             self.policy_extra = nn.Linear(ch, layout.extra) if layout.extra else None
         self.value_conv = nn.Sequential(nn.Conv2d(ch, 1, 1, bias=False), nn.BatchNorm2d(1),
                                         nn.ReLU())
         self.value_fc = nn.Sequential(nn.Linear(h * w, cfg.value_hidden), nn.ReLU(),
                                       nn.Linear(cfg.value_hidden, 1))
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, obs: torch.Tensor,
+                prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Map a batch ``(B, H, W, C)`` of observations to (logits ``(B, A)``, value ``(B,)``).
 
-        The logits are raw: mask them with :func:`masked_log_softmax` before use.
+        The logits are raw: mask them with :func:`masked_log_softmax` before use. ``prior``
+        ``(B,)`` (static evaluation / scale, :func:`boardzoo.training.prior.static_prior`) is
+        required by a ``value_prior`` network and ignored by others.
         """
         x = obs.permute(0, 3, 1, 2)
         mask = None
-        if self.cell_mask_plane is not None:
+        if self.grid is not None:
+            b, c = x.shape[:2]
+            flat = torch.cat([x.flatten(2), x.new_zeros(b, c, 1)], dim=2)
+            x = flat[:, :, self.grid_source].view(b, c, self.grid.height, self.grid.width)
+            mask = self.grid_mask
+        elif self.cell_mask_plane is not None:
             mask = x[:, self.cell_mask_plane : self.cell_mask_plane + 1]
         x = self.stem(x)
         if mask is not None:
             x = x * mask
         for block in self.blocks:
             x = block(x, mask)
-        p = self.policy_conv(x)
-        if mask is not None:
-            p = p * mask
-        if self.layout is None:
-            logits = self.policy_fc(p.flatten(1))
+        if self.bilinear is not None:
+            logits = self.bilinear(x)
         else:
-            # (B, per_cell, H*W) -> the board cells -> (B, cells * per_cell), cell-major
-            cells = self.policy_cells(p).flatten(2)[:, :, self.cell_grid]
-            logits = cells.transpose(1, 2).flatten(1)
-            if self.policy_extra is not None:
-                pooled = x.mean(dim=(2, 3))
-                logits = torch.cat([logits, self.policy_extra(pooled)], dim=1)
+            p = self.policy_conv(x)
+            if mask is not None:
+                p = p * mask
+            if self.layout is None:
+                logits = self.policy_fc(p.flatten(1))
+            else:
+                # (B, per_cell, H*W) -> the board cells -> (B, cells * per_cell), cell-major
+                cells = self.policy_cells(p).flatten(2)[:, :, self.cell_grid]
+                logits = cells.transpose(1, 2).flatten(1)
+                if self.policy_extra is not None:
+                    pooled = x.mean(dim=(2, 3))
+                    logits = torch.cat([logits, self.policy_extra(pooled)], dim=1)
         v = self.value_conv(x)
         if mask is not None:
             v = v * mask
-        value = torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
-        return logits, value
+        if not self.value_prior:
+            value = torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
+            return logits, value
+        if prior is None:
+            raise ValueError("this network has model.value_prior: pass the static evaluation "
+                             "prior (boardzoo.training.prior.static_prior) to forward")
+        z = self.value_fc(v.flatten(1)).squeeze(1) + prior.to(v.dtype)
+        return logits, torch.tanh(z.clamp(-PRIOR_CLIP, PRIOR_CLIP))
 
 
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -139,9 +265,9 @@ def cell_mask_plane(cfg) -> int | None:
 
 
 def policy_layout(cfg, game) -> ActionLayout | None:
-    """The action layout of the conv policy head, or None for the linear head."""
+    """The action layout of the conv policy head, or None for the linear or bilinear head."""
     head = cfg.model.policy_head
-    layout = get_spec(cfg.game).action_layout if head != "linear" else None
+    layout = get_spec(cfg.game).action_layout if head not in ("linear", "bilinear") else None
     if head == "conv" and layout is None:
         raise ConfigError(f"model.policy_head: conv needs an action layout, and {cfg.game} "
                           f"has none; use linear")
@@ -150,7 +276,30 @@ def policy_layout(cfg, game) -> ActionLayout | None:
     return layout
 
 
+def policy_pairs(cfg, game) -> PairLayout | None:
+    """The pair layout of the bilinear policy head, or None for the other heads."""
+    if cfg.model.policy_head != "bilinear":
+        return None
+    spec = get_spec(cfg.game)
+    pairs = spec.pair_layout() if spec.pair_layout is not None else None
+    if pairs is None:
+        raise ConfigError(f"model.policy_head: bilinear needs the game's actions as "
+                          f"(from, to) cell pairs, and {cfg.game} has none; use linear or conv")
+    return pairs
+
+
+def trunk_grid(cfg, game) -> InternalGrid | None:
+    """The internal grid of the trunk (``model.internal_grid``), or None."""
+    if not cfg.model.internal_grid:
+        return None
+    grid = get_spec(cfg.game).internal_grid
+    if grid is None:
+        raise ConfigError(f"model.internal_grid: {cfg.game} has no internal grid; set it false")
+    return grid
+
+
 def build_net(cfg, game) -> PolicyValueNet:
     """Return a fresh network for ``game`` (an ActionGame) as ``cfg`` (a Config) describes."""
     return PolicyValueNet(tuple(game.observation_shape), game.num_actions, cfg.model,
-                          cell_mask_plane(cfg), policy_layout(cfg, game))
+                          cell_mask_plane(cfg), policy_layout(cfg, game),
+                          policy_pairs(cfg, game), trunk_grid(cfg, game), cfg.game)

@@ -40,6 +40,7 @@ from boardzoo.envs.core.registry import action_game
 from .config import Config, from_dict
 from .mcts import Node, Search
 from .network import build_net
+from .prior import static_prior
 
 
 @dataclass
@@ -60,6 +61,8 @@ class GameRecord:
     #: Forced actions: positions with a single legal action, played without a network call
     #: or a search and kept out of the examples (their policy target is that one action).
     forced: int = 0
+    #: Static-evaluation prior of each position (``model.value_prior`` only, else empty).
+    priors: list[float] = field(default_factory=list)
 
     def values(self) -> np.ndarray:
         """The outcome from the view of the player who acted at each position."""
@@ -81,8 +84,11 @@ class NetEvaluator:
         obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
         if self.net.training:
             self.net.eval()
+        args = [torch.from_numpy(obs)]
+        if getattr(self.net, "value_prior", False):
+            args.append(torch.from_numpy(static_prior(self.net.game_name, game, states)))
         with torch.inference_mode():
-            logits, values = self.net(torch.from_numpy(obs))
+            logits, values = self.net(*args)
         self.calls += 1
         self.positions += len(states)
         return logits.numpy(), values.numpy()
@@ -157,6 +163,8 @@ class _Slot:
         rec.actions.append(actions.astype(np.int32))
         rec.probs.append(probs.astype(np.float32))
         rec.players.append(root.player)
+        if cfg.model.value_prior:
+            rec.priors.append(float(static_prior(cfg.game, game, [root.state])[0]))
         temperature = 1.0 if self.moves < cfg.selfplay.temperature_moves else 0.0
         i = search.choose(temperature)
         child = root.children[i]

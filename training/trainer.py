@@ -40,7 +40,14 @@ from boardzoo.envs.core.registry import get_spec
 from .agent import NetAgent
 from .batched_selfplay import play_games_batched
 from .buffer import ReplayBuffer
-from .checkpoint import FORMAT, CheckpointError, load, model_file, save_atomic
+from .checkpoint import (
+    FORMAT,
+    CheckpointError,
+    load,
+    load_initial_weights,
+    model_file,
+    save_atomic,
+)
 from .config import Config, ConfigError, dump_config, from_dict
 from .evaluate import match, spec_factory
 from .network import build_net, masked_log_softmax
@@ -90,7 +97,7 @@ class RunDirError(ConfigError):
 def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
                  value_weight: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (total, policy, value) losses of a batch (see module docstring)."""
-    logits, value = net(batch["obs"])
+    logits, value = net(batch["obs"], batch["prior"]) if "prior" in batch else net(batch["obs"])
     mask = batch["mask"]
     logp = masked_log_softmax(logits, mask).masked_fill(~mask, 0.0)
     policy_loss = -(batch["policy"] * logp).sum(-1).mean()
@@ -121,7 +128,7 @@ class Trainer:
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.train.lr,
                                      weight_decay=cfg.train.weight_decay)
         self.buffer = ReplayBuffer(cfg.train.buffer_size, self.game.observation_shape,
-                                   self.game.num_actions)
+                                   self.game.num_actions, priors=cfg.model.value_prior)
         self.syms = self.spec.all_symmetries() if cfg.train.augment else None
         self.iteration = 0
         self.elapsed = 0.0
@@ -136,6 +143,9 @@ class Trainer:
         if resume:
             self._resume()
         else:
+            if cfg.model.init_from:  # a warm start (boardzoo.training.distill), fresh runs only
+                load_initial_weights(self.net, cfg)
+                self.best_state = copy.deepcopy(self.net.state_dict())
             if self.ckpt_path.exists():
                 raise RunDirError(f"{str(self.out)!r} already holds a training run; continue it "
                                   f"with --resume or choose another folder with --out")

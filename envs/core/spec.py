@@ -17,7 +17,7 @@ import numpy as np
 
 from .actions import ActionGame
 from .game import GameState, UnknownGameError
-from .layout import ActionLayout
+from .layout import ActionLayout, InternalGrid, PairLayout
 from .symmetry import Symmetry, identity
 
 #: Static evaluation of a non-terminal state from the side to move's view (about one unit
@@ -56,6 +56,11 @@ class GameSpec:
     symmetries: Callable[[], list[Symmetry]] | None = None
     #: How the actions sit on the observation grid (for the conv policy head), if they do.
     action_layout: ActionLayout | None = None
+    #: The actions as (from, to) board-cell pairs (for a bilinear policy head), built on
+    #: first use; None where an action's destination is not fixed by the action (LOA).
+    pair_layout: Callable[[], PairLayout] | None = None
+    #: The array a network's trunk may run on instead of the observation grid (hex boards).
+    internal_grid: InternalGrid | None = None
     #: Observation plane that is 1 on the real cells of an irregular board, else None.
     cell_mask_plane: int | None = None
     #: Picture of a position for ``rgb_array`` rendering (None: no picture).

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.layout import ActionLayout
+from ..core.layout import ActionLayout, PairLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import UltimaActions
 from .evaluation import ultima_eval
+from .layout import NUM_KINDS, NUM_SQUARES, action_cells, action_kinds
 from .render import render_rgb
 from .rules import PLY_CAP, State
+
+
+def pair_layout() -> PairLayout:
+    """Return every action as its (origin, destination) squares, kinds = displacements."""
+    return PairLayout(action_cells(), np.arange(NUM_SQUARES), action_kinds(), NUM_KINDS)
+
 
 SPEC = register_game(GameSpec(
     name="ultima",
@@ -25,6 +32,7 @@ SPEC = register_game(GameSpec(
     # mirror-symmetric (I/O and K/W trade places).
     symmetries=None,
     action_layout=ActionLayout(np.arange(64), 64, 0),  # 64 * origin + destination
+    pair_layout=pair_layout,
     render_rgb=render_rgb,
     batched_module=f"{__package__}.batched",
 ))

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.layout import ActionLayout
+from ..core.layout import ActionLayout, InternalGrid, PairLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import WhistlingActions
+from .axial import HEX_KERNEL, SIZE, axial_source
 from .evaluation import whistling_eval
 from .hexgrid import CELLS, MAX_DISTANCE, NUM_COLUMNS
+from .layout import NUM_KINDS, action_cells, action_kinds
 from .render import render_rgb, render_text
 from .rules import DRAW_QUIET, State
 from .symmetry import whistling_symmetries
@@ -27,6 +29,15 @@ def max_game_length() -> int:
     return captures + captures * (DRAW_QUIET - 1) + DRAW_QUIET
 
 
+#: Flat 21 x 41 grid index of each cell, in board order.
+CELL_GRID = np.array([(r - 1) * NUM_COLUMNS + c for c, r in CELLS])
+
+
+def pair_layout() -> PairLayout:
+    """Return every hop action as its (from cell, landing cell or -1) pair."""
+    return PairLayout(action_cells(), CELL_GRID, action_kinds(), NUM_KINDS)
+
+
 SPEC = register_game(GameSpec(
     name="whistling",
     long_name="Monochromatic Whistling",
@@ -38,8 +49,10 @@ SPEC = register_game(GameSpec(
     playout_cap=8,
     symmetries=whistling_symmetries,
     # (6 * cell + direction) * 20 + distance - 1, cells in board order on the 21 x 41 grid
-    action_layout=ActionLayout(np.array([(r - 1) * NUM_COLUMNS + c for c, r in CELLS]),
-                               6 * MAX_DISTANCE, 0),
+    action_layout=ActionLayout(CELL_GRID, 6 * MAX_DISTANCE, 0),
+    pair_layout=pair_layout,
+    # axial hex coordinates: a 3 x 3 kernel minus two opposite corners is the 6 neighbours
+    internal_grid=InternalGrid(SIZE, SIZE, axial_source(), HEX_KERNEL),
     cell_mask_plane=10,
     render_rgb=render_rgb,
     render_text=render_text,

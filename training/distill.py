@@ -1,0 +1,242 @@
+"""Distillation warm start: teach a fresh network the static evaluation's play before self-play.
+
+::
+
+    python -m boardzoo.training.distill --config configs/ultima.yaml --positions 2000 \
+        --out runs/ultima_distill.pt
+    boardzoo train --config configs/ultima.yaml --set model.init_from=runs/ultima_distill.pt
+
+1. **Positions** (:func:`teacher_positions`): games of evaluation-guided play
+   from the start position, one seeded generator per game. At every action state
+   the teacher scores each legal action by one ply of look-ahead with the game's
+   static evaluation (:mod:`boardzoo.agents.evaluation`, as ``greedy`` does): the
+   position after the turn, from the acting player's view (a Whistling hop in
+   the middle of a turn scores its best completion; a win scores
+   :data:`WIN_SCORE`, a loss minus it). The first ``opening`` actions of a game
+   are uniformly random, later ones are sampled from the teacher policy, or
+   uniformly with probability ``epsilon`` (diversity); a game stops at its end
+   or after ``selfplay.max_moves`` actions. Each position is kept with
+   probability ``keep`` (below 1: more, less correlated games per position).
+2. **Targets**: policy = softmax(score / ``temperature``) over the legal
+   actions; value = tanh(evaluation / scale) of the position for the player to
+   act (``value_target="eval"``) or the game's result (``"outcome"``, a capped
+   game scored by the evaluation as ``selfplay.adjudicate`` does).
+3. **Training** (:func:`distill`): AdamW steps of the trainer's loss
+   (:func:`boardzoo.training.trainer.compute_loss`) on the config's network,
+   batch size, learning rate and symmetry augmentation.
+4. **Output**: a model file (:func:`boardzoo.training.checkpoint.model_file`),
+   which ``model.init_from`` starts a run from and ``checkpoint:PATH`` plays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from boardzoo.agents.evaluation import get_evaluator
+from boardzoo.envs.core.registry import action_game, get_spec
+
+from .buffer import ReplayBuffer
+from .checkpoint import model_file, save_atomic
+from .config import Config, ConfigError, load_config
+from .network import build_net
+from .prior import static_prior
+from .selfplay import adjudicate, selfplay_seed
+from .trainer import compute_loss
+
+#: Teacher score of a won position (a lost one scores minus this), in evaluation units.
+WIN_SCORE = 100.0
+
+
+@dataclass
+class TeacherData:
+    """Positions of teacher games with their policy and value targets."""
+    obs: list[np.ndarray] = field(default_factory=list)
+    actions: list[np.ndarray] = field(default_factory=list)
+    probs: list[np.ndarray] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    priors: list[float] = field(default_factory=list)
+    games: int = 0
+
+    def __len__(self) -> int:
+        """Return the number of positions."""
+        return len(self.obs)
+
+
+def _after_turn(game, state: Any, me: int, evaluate) -> float:
+    """Return the teacher score of ``state`` for player ``me`` (best completion mid-turn)."""
+    if game.is_terminal(state):
+        return WIN_SCORE * float(game.returns(state)[me])
+    g = game.game_state(state)
+    v = float(evaluate(g))
+    return v if g.to_move == me else -v
+
+
+def action_scores(game, state: Any, evaluate) -> tuple[np.ndarray, np.ndarray]:
+    """Return (legal actions, one-ply teacher score of each for the player to act)."""
+    me = game.to_move(state)
+    actions = np.asarray(game.legal_actions(state), dtype=np.int64)
+    scores = np.empty(len(actions))
+    for i, a in enumerate(actions):
+        child, text = game.apply_action(state, int(a))
+        if text is None and not game.is_terminal(child):  # the turn goes on: best completion
+            scores[i] = action_scores(game, child, evaluate)[1].max()
+        else:
+            scores[i] = _after_turn(game, child, me, evaluate)
+    return actions, np.clip(scores, -WIN_SCORE, WIN_SCORE)
+
+
+def teacher_policy(scores: np.ndarray, temperature: float) -> np.ndarray:
+    """Return softmax(scores / temperature) (argmax with ties shared for temperature 0)."""
+    if temperature <= 0:
+        p = (scores == scores.max()).astype(np.float64)
+    else:
+        z = (scores - scores.max()) / temperature
+        p = np.exp(z)
+    return p / p.sum()
+
+
+def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: float = 0.25,
+                      epsilon: float = 0.1, opening: int = 4, value_target: str = "eval",
+                      keep: float = 1.0) -> TeacherData:
+    """Play seeded teacher games of ``cfg.game`` until ``positions`` positions are collected."""
+
+    if value_target not in ("eval", "outcome"):
+        raise ValueError(f"value_target must be eval or outcome, got {value_target!r}")
+    if not 0 < keep <= 1:
+        raise ValueError(f"keep must be in (0, 1], got {keep!r}")
+    game = action_game(cfg.game)
+    evaluate = get_evaluator(cfg.game)
+    data = TeacherData()
+    while len(data) < positions:
+        rng = np.random.default_rng(selfplay_seed(seed, 0, data.games))
+        data.games += 1
+        state = game.initial_state()
+        players: list[int] = []
+        start = len(data)
+        for move in range(cfg.selfplay.max_moves):
+            if game.is_terminal(state) or len(data) >= positions:
+                break
+            actions, scores = action_scores(game, state, evaluate)
+            policy = teacher_policy(scores, temperature)
+            if keep >= 1 or rng.random() < keep:
+                player = game.to_move(state)
+                prior = float(static_prior(cfg.game, game, [state])[0])
+                data.obs.append(game.observation(state, player))
+                data.actions.append(actions.astype(np.int32))
+                data.probs.append(policy.astype(np.float32))
+                data.values.append(math.tanh(prior))
+                data.priors.append(prior)
+                players.append(player)
+            if move < opening or rng.random() < epsilon:
+                i = int(rng.integers(len(actions)))
+            else:
+                i = int(rng.choice(len(actions), p=policy))
+            state, _ = game.apply_action(state, int(actions[i]))
+        if value_target == "outcome":
+            if game.is_terminal(state):
+                result = float(game.returns(state)[0])
+            else:
+                result = adjudicate(cfg.game, game.game_state(state))
+            for k, p in enumerate(players):
+                data.values[start + k] = result if p == 0 else -result
+    return data
+
+
+def distill(cfg: Config, data: TeacherData, steps: int, seed: int = 0,
+            net: torch.nn.Module | None = None, every: int = 0,
+            report: Callable[[int, torch.nn.Module], None] | None = None,
+            ) -> tuple[torch.nn.Module, dict[str, float]]:
+    """Train ``net`` (default: a fresh ``cfg`` network) on ``data``, calling ``report(step,
+    net)`` every ``every`` steps; return the network and the last step's losses."""
+
+
+    game = action_game(cfg.game)
+    if net is None:
+        torch.manual_seed(cfg.seed)
+        net = build_net(cfg, game)
+    buf = ReplayBuffer(max(len(data), 1), game.observation_shape, game.num_actions,
+                       priors=cfg.model.value_prior)
+    for k in range(len(data)):
+        buf.add(data.obs[k], data.actions[k], data.probs[k], data.values[k], data.priors[k])
+    syms = get_spec(cfg.game).all_symmetries() if cfg.train.augment else None
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.train.lr,
+                            weight_decay=cfg.train.weight_decay)
+    rng = np.random.default_rng([seed, 7])
+    net.train()
+    last = {"loss": math.nan, "policy_loss": math.nan, "value_loss": math.nan}
+    for step in range(1, steps + 1):
+        batch = buf.sample(cfg.train.batch_size, rng, syms)
+        loss, pl, vl = compute_loss(net, batch, cfg.train.value_loss_weight)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        last = {"loss": loss.item(), "policy_loss": pl.item(), "value_loss": vl.item()}
+        if report is not None and every > 0 and step % every == 0 and step < steps:
+            report(step, net)
+            net.train()
+    net.eval()
+    return net, last
+
+
+def save_model(cfg: Config, net: torch.nn.Module, path: str | Path, note: str = "") -> None:
+    """Write ``net`` as a model file that ``model.init_from`` and ``checkpoint:PATH`` load."""
+
+    game = action_game(cfg.game)
+    save_atomic(model_file(cfg.game, cfg.to_dict(), game.observation_shape, game.num_actions,
+                           net.state_dict(), note), path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the distillation from the command line; return the exit status."""
+    ap = argparse.ArgumentParser(prog="python -m boardzoo.training.distill",
+                                 description="Distil the static evaluation into a network.")
+    ap.add_argument("--config", required=True, help="training config (YAML)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override, repeatable")
+    ap.add_argument("--positions", type=int, default=2000, help="teacher positions")
+    ap.add_argument("--steps", type=int, default=400, help="gradient steps")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--temperature", type=float, default=0.25,
+                    help="teacher softmax temperature, evaluation units (0: argmax)")
+    ap.add_argument("--epsilon", type=float, default=0.1, help="random move probability")
+    ap.add_argument("--opening", type=int, default=4, help="random actions at each start")
+    ap.add_argument("--keep", type=float, default=1.0,
+                    help="probability of keeping each position (below 1: more games)")
+    ap.add_argument("--value", choices=("eval", "outcome"), default="eval",
+                    help="value target: tanh(evaluation / scale) or the game's result")
+    ap.add_argument("--out", required=True, help="model file to write")
+    args = ap.parse_args(argv)
+    try:
+        cfg = load_config(args.config, args.set)
+    except ConfigError as exc:
+        print(f"distill: error: {exc}", file=sys.stderr)
+        return 2
+    cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, init_from=""))
+    if cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    t0 = time.perf_counter()
+    data = teacher_positions(cfg, args.positions, args.seed, args.temperature, args.epsilon,
+                             args.opening, args.value, args.keep)
+    t1 = time.perf_counter()
+    net, losses = distill(cfg, data, args.steps, args.seed)
+    save_model(cfg, net, args.out, f"distilled from {len(data)} teacher positions "
+                                   f"({data.games} games, seed {args.seed}), {args.steps} steps")
+    print(f"{len(data)} positions from {data.games} games in {t1 - t0:.0f} s, {args.steps} "
+          f"steps in {time.perf_counter() - t1:.0f} s: policy loss "
+          f"{losses['policy_loss']:.3f}, value loss {losses['value_loss']:.3f}; wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
