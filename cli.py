@@ -1,4 +1,4 @@
-"""The ``boardzoo`` command line: legal, perft, play, tournament, train, plot.
+"""The boardzoo command line: legal, perft, play, tournament, rate, train, plot.
 
 Every user error (bad game, position, move, agent, config or checkpoint)
 ends as one ``boardzoo: error: ...`` line on stderr and exit status 2.
@@ -9,13 +9,15 @@ function (``boardzoo.agents.commands``, ``boardzoo.training.commands``).
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
+from boardzoo.agents import AGENT_FACTORIES, make_agent
 from boardzoo.agents import commands as agent_commands
-from boardzoo.agents import make_agent
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
 from boardzoo.envs.core.game import BoardzooError, divide
@@ -23,6 +25,8 @@ from boardzoo.envs.core.registry import GAMES, load_state
 from boardzoo.training import commands as training_commands
 
 EXIT_USAGE = 2
+#: Errors of writing stdout itself (full device, closed or broken stream).
+OUTPUT_ERRNOS = (errno.ENOSPC, errno.EBADF, errno.EPIPE, errno.EIO)
 
 
 class UsageError(BoardzooError):
@@ -78,6 +82,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError("--agents needs exactly two agent specs")
     if args.games < 1:
         raise UsageError(f"--games must be >= 1, got {args.games}")
+    if args.max_moves is not None and args.max_moves < 1:
+        raise UsageError(f"--max-moves must be >= 1, got {args.max_moves}")
     load_state(args.game, args.position)  # validate game and position before building agents
     specs = list(args.agents)
     totals = {specs[0]: 0.0, specs[1]: 0.0} if specs[0] != specs[1] else None
@@ -128,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("play", help="play games between two agents")
     _add_game(p)
     p.add_argument("--agents", nargs=2, metavar=("A", "B"), default=["random", "random"],
-                   help="agent specs, first mover of game 1 first (e.g. random mcts:400)")
+                   help="agent specs, first mover of game 1 first (e.g. random mcts:400); kinds: "
+                   + ", ".join(sorted(AGENT_FACTORIES)))
     p.add_argument("--games", type=int, default=1, help="number of games (colours alternate)")
     p.add_argument("--seed", type=int, default=None, help="seed for reproducible games")
     p.add_argument("--show", action="store_true", help="show the board after every move")
@@ -145,19 +152,47 @@ def _version() -> str:
     return f"boardzoo {__version__}"
 
 
+def error_line(exc: BaseException) -> str:
+    """Return the one line that reports ``exc`` (no doubled ``boardzoo:`` prefix)."""
+    if isinstance(exc, OSError) and not isinstance(exc, BoardzooError):
+        where = f": {exc.filename}" if exc.filename else ""
+        text = f"{exc.strerror or exc}{where}"
+    else:
+        text = str(exc)
+    for prefix in ("boardzoo: ", "boardzoo "):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    return "boardzoo: error: " + " ".join(text.split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status (2 for any user error)."""
+    """Run the CLI; return the exit status (2 for any user error, a file-system fault
+    included: a folder that cannot be written, a full disk, stdout on /dev/full)."""
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args) or 0
-    except BoardzooError as exc:
-        print(f"boardzoo: error: {exc}", file=sys.stderr)
+        status = args.func(args) or 0
+        sys.stdout.flush()  # why here: a full or closed stdout must fail inside the try
+        return status
+    except BrokenPipeError:  # e.g. `boardzoo legal loa | head -1`
+        _quiet_stdout()
+        return 0
+    except (BoardzooError, OSError) as exc:
+        if isinstance(exc, OSError) and not exc.filename and exc.errno in OUTPUT_ERRNOS:
+            _quiet_stdout()  # the output itself failed (e.g. stdout on /dev/full)
+            exc = OSError(exc.errno, f"cannot write the output: {exc.strerror}")
+        print(error_line(exc), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("boardzoo: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `boardzoo legal loa | head -1`
-        return 0
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

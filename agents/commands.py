@@ -13,14 +13,32 @@ from . import report
 from .arena import DEFAULT_MAX_PLIES, GAMES_FILE, ArenaError, read_games, run_tournament
 
 
-def _agents_list(text: str) -> list[str]:
-    """Split ``random,greedy,mcts:200,alphabeta:t=0.5s`` into specs."""
-    return [a.strip() for a in text.split(",") if a.strip()]
+def agents_list(text: str) -> list[str]:
+    """Split ``random,mcts:20,c=1.5,checkpoint:loa,sims=0`` into agent specs.
+
+    A comma-separated piece that is ``key=value`` with no ``kind:`` before it is an option
+    of the spec before it (agent kinds never contain ``=``), so specs keep their options.
+    """
+    specs: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        colon, eq = piece.find(":"), piece.find("=")
+        if eq >= 0 and not 0 <= colon < eq:
+            if not specs:
+                raise ArenaError(f"--agents: option {piece!r} follows no agent spec")
+            specs[-1] += "," + piece
+        else:
+            specs.append(piece)
+    return specs
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     """Run (or resume) a round robin, then print and write its report."""
-    agents = _agents_list(args.agents)
+    agents = [*(agents_list(args.agents) if args.agents else []), *(args.agent or [])]
+    if len(agents) < 2:
+        raise ArenaError("a tournament needs at least two agents: --agents A,B,... and/or "
+                         "--agent SPEC (repeatable)")
     out = Path(args.out or f"results/{args.game}_arena")
     if args.workers < 1:
         raise ArenaError(f"--workers must be at least 1, got {args.workers}")
@@ -51,15 +69,17 @@ def cmd_rate(args: argparse.Namespace) -> int:
     if not records:
         raise ArenaError(f"{path} holds no games")
     rep = report.build(records, anchor=args.anchor, prior=args.prior)
+    if args.out:  # write first: a folder that cannot be written fails before any output
+        paths = report.write(rep, Path(args.out), png=not args.no_png)
     print(report.markdown(rep))
     if args.out:
-        paths = report.write(rep, Path(args.out), png=not args.no_png)
         print("report: " + ", ".join(str(p) for p in paths))
     return 0
 
 
 def _add_rating_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--anchor", default="random", help="agent rated 0 (default: random)")
+    p.add_argument("--anchor", default=None,
+                   help="agent rated 0 (default: random if it played, else the first agent)")
     p.add_argument("--prior", type=float, default=1.0,
                    help="virtual drawn games per pair that met (keeps perfect scores finite)")
     p.add_argument("--no-png", action="store_true", help="skip the matrix.png heatmap")
@@ -71,8 +91,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Every pair of agents plays --games-per-pair games "
                               "with colours alternating; results go to OUT/games.jsonl.")
     p.add_argument("--game", required=True, help="game name: loa, ultima, whistling")
-    p.add_argument("--agents", required=True,
-                   help="comma-separated agent specs, e.g. random,greedy,mcts:200,alphabeta:2")
+    p.add_argument("--agents", default=None,
+                   help="comma-separated agent specs, e.g. random,greedy,mcts:200,alphabeta:2; "
+                   "options stay with their spec: mcts:20,c=1.5,checkpoint:loa,sims=0")
+    p.add_argument("--agent", action="append", metavar="SPEC",
+                   help="one more agent spec (repeatable), e.g. --agent checkpoint:loa,sims=0")
     p.add_argument("--games-per-pair", type=int, default=20, help="games per pair (default 20)")
     p.add_argument("--workers", type=int, default=1,
                    help="parallel game processes, or CPUs of a local Ray instance (default 1)")

@@ -53,7 +53,7 @@ class HumanAgent(Agent):
             self.output.flush()
             line = self.input.readline()
             if not line:
-                raise HumanQuit(f"{name} (human) closed the input: game abandoned")
+                raise HumanQuit(f"{name} (human) closed the input")
             text = line.strip()
             if not text:
                 continue

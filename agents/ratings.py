@@ -98,14 +98,18 @@ def _loglik(r: np.ndarray, n: np.ndarray, s: np.ndarray) -> float:
     return float(np.sum(s * -np.logaddexp(0.0, -d)))
 
 
-def fit(results: Iterable[Result], anchor: str = "random", prior: float = 1.0,
+def fit(results: Iterable[Result], anchor: str | None = None, prior: float = 1.0,
         players: Sequence[str] | None = None, max_iter: int = 100) -> Ratings:
-    """Fit Bradley-Terry ratings (Elo scale) anchored at ``anchor`` (or the first player)."""
+    """Fit Bradley-Terry ratings (Elo scale) anchored at ``anchor``; by default ``random``
+    if it played, else the first player. An ``anchor`` that played no game is an error."""
     names, games, score, draws = tally(results, players)
     if not names or games.sum() == 0:
         raise RatingError("no games to rate")
-    if anchor not in names:
-        anchor = names[0]
+    if anchor is None:
+        anchor = "random" if "random" in names else names[0]
+    elif anchor not in names:
+        raise RatingError(f"--anchor {anchor!r} played none of these games; choose one of: "
+                          f"{', '.join(names)}")
     _check_connected(names, games)
     met = games > 0
     n = games + prior * met

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .ratings import Ratings, Result, fit
+from .ratings import RatingError, Ratings, Result, fit
 
 
 def results_of(records: Sequence[dict]) -> list[Result]:
@@ -17,9 +17,16 @@ def results_of(records: Sequence[dict]) -> list[Result]:
     return [Result(r["players"][0], r["players"][1], float(r["scores"][0])) for r in records]
 
 
-def build(records: Sequence[dict], agents: Sequence[str] | None = None, anchor: str = "random",
-          prior: float = 1.0) -> dict:
-    """Return the report of a set of games: ratings table and pairwise matrix (JSON-ready)."""
+def build(records: Sequence[dict], agents: Sequence[str] | None = None,
+          anchor: str | None = None, prior: float = 1.0) -> dict:
+    """Return the report of a set of games: ratings table and pairwise matrix (JSON-ready).
+
+    Games of different boardzoo games cannot share one rating list: that is an error.
+    """
+    kinds = sorted({str(r.get("game", "?")) for r in records})
+    if len(kinds) > 1:
+        raise RatingError(f"these games are of {len(kinds)} different games "
+                          f"({', '.join(kinds)}); rate each game's games on their own")
     ratings = fit(results_of(records), anchor=anchor, prior=prior, players=agents)
     return from_ratings(ratings, records, prior)
 

@@ -68,7 +68,7 @@ def test_shipped_configs_load():
     ("game: chess\n", "game must be one of"),
     ("train: {lr: 0.1}\n", "game must be one of"),  # every config names its game
     ("game: loa\neval: {baselines: [stockfish]}\n", "eval.baselines must be agent specs"),
-    ("mcts: 3\n", "mcts.: expected a mapping"),
+    ("mcts: 3\n", "mcts: expected a mapping"),
     ("- a\n- b\n", "must be a mapping"),
     ("game: [\n", "not valid YAML"),
 ])

@@ -147,7 +147,7 @@ def test_bad_config_key_from_the_command_line(capsys, tmp_path):
 def test_resume_with_a_different_model_is_refused(capsys, tiny_run):
     code, _, err = run_cli(capsys, "train", "--config", TINY, "--out", str(tiny_run), "--resume",
                            "--set", "model.channels=9")
-    assert code == 2 and "trained with model" in err
+    assert code == 2 and "trained with another model: model.channels" in err
 
 
 def test_corrupt_and_mismatched_checkpoints(capsys, tmp_path, tiny_run):
@@ -170,7 +170,7 @@ def test_corrupt_and_mismatched_checkpoints(capsys, tmp_path, tiny_run):
     wrong_game = tmp_path / "wrong_game.pt"
     data = load(tiny_run / "model.pt")
     torch.save({**data, "game": "ultima"}, wrong_game)
-    with pytest.raises(CheckpointError, match="is a 'ultima' network, not 'loa'"):
+    with pytest.raises(CheckpointError, match="is a network for ultima, not loa"):
         make_agent(f"checkpoint:{wrong_game}", "loa", 0)
     wrong_shape = tmp_path / "wrong_shape.pt"
     cfg = dict(data["config"], model=dict(data["config"]["model"], channels=5))

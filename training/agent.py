@@ -58,8 +58,8 @@ def load_net(path: str | Path, game: str | None = None) -> tuple[PolicyValueNet,
     """Load the network of a model file or training checkpoint; check it fits ``game``."""
     data = load(path)
     if game is not None and data["game"] != game:
-        raise CheckpointError(f"checkpoint {str(path)!r} is a {data['game']!r} network, "
-                              f"not {game!r}")
+        raise CheckpointError(f"checkpoint {str(path)!r} is a network for {data['game']}, "
+                              f"not {game}")
     try:
         cfg = from_dict(data["config"])
     except ConfigError as exc:

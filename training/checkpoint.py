@@ -29,7 +29,7 @@ import torch
 
 from boardzoo.envs.core.game import BoardzooError
 
-from .config import ConfigError, from_dict
+from .config import ConfigError, from_dict, model_differences
 
 FORMAT = "boardzoo-checkpoint-v1"
 MODEL_FORMAT = "boardzoo-model-v1"
@@ -54,6 +54,9 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
 def load(path: str | Path, kinds: tuple[str, ...] = (FORMAT, MODEL_FORMAT)) -> dict[str, Any]:
     """Load a checkpoint or model file safely; raise CheckpointError with the reason."""
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {str(path)!r} is a folder; name a file in it "
+                              f"(a run's best.pt, model.pt or checkpoint.pt)")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} not found")
     try:
@@ -90,16 +93,17 @@ def load_initial_weights(net: torch.nn.Module, cfg: Any) -> None:
     path = cfg.model.init_from
     data = load(path)
     if data["game"] != cfg.game:
-        raise CheckpointError(f"model.init_from {str(path)!r} is a {data['game']!r} network, "
-                              f"not {cfg.game!r}")
+        raise CheckpointError(f"model.init_from {str(path)!r} is a network for {data['game']}, "
+                              f"not {cfg.game}")
     try:
         saved = dataclasses.replace(from_dict(data["config"]).model, init_from="")
     except ConfigError as exc:
         raise CheckpointError(f"model.init_from {str(path)!r} has an invalid config: {exc}") \
             from None
-    if saved != dataclasses.replace(cfg.model, init_from=""):
-        raise CheckpointError(f"model.init_from {str(path)!r} was made with model {saved}; "
-                              f"the config says {cfg.model}")
+    wanted = dataclasses.replace(cfg.model, init_from="")
+    if saved != wanted:
+        raise CheckpointError(f"model.init_from {str(path)!r} has another model: "
+                              f"{model_differences(saved, wanted)} (file -> config)")
     try:
         net.load_state_dict(data["model"])
     except (RuntimeError, KeyError, TypeError) as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Run (or resume) a self-play training run."""
-    from .config import ConfigError, load_config
+    from .config import ConfigError, check_extras, load_config
 
     overrides = list(args.set or [])
     config_path = args.config
@@ -22,6 +22,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = load_config(config_path, overrides)
     if out is None:
         out = Path("runs") / Path(config_path).stem
+    for note in check_extras(cfg):  # before anything is created
+        print(f"note: {note}", flush=True)
     from .trainer import Trainer
 
     trainer = Trainer(cfg, out, resume=args.resume, progress=not args.quiet, echo=not args.quiet,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib.util
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,7 +230,8 @@ def _coerce(where: str, value: Any, typ: Any) -> Any:
 
 def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'config'}: expected a mapping of keys, got {data!r}")
+        raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping of keys, "
+                          f"got {data!r}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
@@ -316,9 +318,38 @@ def validate(cfg: Config) -> Config:
     return cfg
 
 
+def check_extras(cfg: Config) -> list[str]:
+    """Raise ConfigError if the config needs an optional package that is missing; return
+    notes about optional outputs that will be skipped (checked before a run creates files)."""
+    if cfg.selfplay.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("selfplay.backend: ray needs Ray, which is not installed: "
+                          "pip install 'boardzoo[ray]'")
+    notes = []
+    if cfg.tensorboard and importlib.util.find_spec("tensorboard") is None:
+        notes.append("tensorboard: true, but TensorBoard is not installed, so no event files "
+                     "are written (pip install 'boardzoo[tensorboard]'; metrics.csv and "
+                     "boardzoo plot need nothing more)")
+    return notes
+
+
 def from_dict(data: dict[str, Any] | None) -> Config:
     """Build and validate a Config from a (YAML) mapping."""
     return validate(_build(Config, data or {}, ""))
+
+
+def yaml_error(exc: yaml.YAMLError) -> str:
+    """Return a YAML error as one short phrase with its line and column."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + " ".join(str(problem).split())
+
+
+def model_differences(saved: ModelConfig, wanted: ModelConfig) -> str:
+    """Return the model keys whose values differ, as ``key saved -> wanted`` (for errors)."""
+    pairs = [(f.name, getattr(saved, f.name), getattr(wanted, f.name))
+             for f in dataclasses.fields(saved)]
+    return ", ".join(f"model.{name} {a!r} -> {b!r}" for name, a, b in pairs if a != b)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -329,7 +360,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {text!r}: value is not valid YAML ({exc})") from None
+        raise ConfigError(f"--set {text!r}: value is not valid YAML ({yaml_error(exc)})") from None
     return key.strip().split("."), value
 
 
@@ -339,8 +370,11 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     for text in overrides:
         path, value = parse_override(text)
         node = out
+        if len(path) > 2 or not all(path):
+            raise ConfigError(f"--set {text!r}: a key is KEY or SECTION.KEY "
+                              f"(e.g. iterations=5, mcts.simulations=64)")
         for part in path[:-1]:
-            if part not in SECTIONS or node is not out:
+            if part not in SECTIONS:
                 raise ConfigError(f"--set {text!r}: unknown section {part!r}; "
                                   f"sections: {', '.join(SECTIONS)}")
             node = node.setdefault(part, {})
@@ -360,9 +394,13 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         except OSError as exc:
             raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror or exc}") from None
         try:
-            data = yaml.safe_load(text) or {}
+            data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ConfigError(f"config {str(p)!r} is not valid YAML: {exc}") from None
+            raise ConfigError(f"config {str(p)!r} is not valid YAML: {yaml_error(exc)}") \
+                from None
+        if data is None:
+            raise ConfigError(f"config {str(p)!r} is empty; a config names at least its game "
+                              f"(e.g. game: loa)")
         if not isinstance(data, dict):
             raise ConfigError(f"config {str(p)!r} must be a mapping of keys")
     return from_dict(apply_overrides(data, overrides or []))

@@ -43,6 +43,13 @@ def plot_run(run: str | Path, output: str | Path | None = None) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    out = Path(output) if output else run / "curves.png"
+    formats = plt.gcf().canvas.get_supported_filetypes()
+    plt.close("all")
+    if out.suffix.lstrip(".").lower() not in formats:
+        raise RunNotFoundError(f"--output {str(out)!r}: unknown image format; use one of "
+                               f"{', '.join('.' + f for f in sorted(formats))}")
+
     it = [_num(r["iteration"]) for r in metrics]
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
     ax = axes[0][0]
@@ -83,7 +90,6 @@ def plot_run(run: str | Path, output: str | Path | None = None) -> Path:
             a.grid(alpha=0.3)
     fig.suptitle(f"boardzoo training run {run.name}")
     fig.tight_layout()
-    out = Path(output) if output else run / "curves.png"
     fig.savefig(out, dpi=90)
     plt.close(fig)
     return out

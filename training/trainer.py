@@ -48,7 +48,7 @@ from .checkpoint import (
     model_file,
     save_atomic,
 )
-from .config import Config, ConfigError, dump_config, from_dict
+from .config import Config, ConfigError, dump_config, from_dict, model_differences
 from .evaluate import match, spec_factory
 from .network import build_net, masked_log_softmax
 from .selfplay import RaySelfPlayPool, SelfPlayPool, play_games, selfplay_seed
@@ -168,11 +168,12 @@ class Trainer:
             raise CheckpointError(f"{str(self.ckpt_path)!r} has an invalid config: {exc}") \
                 from None
         if saved.game != self.cfg.game:
-            raise CheckpointError(f"{str(self.ckpt_path)!r} is a {saved.game!r} run; the config "
-                                  f"says game {self.cfg.game!r}")
+            raise CheckpointError(f"{str(self.ckpt_path)!r} is a run of {saved.game}; the "
+                                  f"config says game {self.cfg.game}")
         if saved.model != self.cfg.model:
-            raise CheckpointError(f"{str(self.ckpt_path)!r} was trained with model {saved.model}; "
-                                  f"the config says {self.cfg.model}")
+            raise CheckpointError(f"{str(self.ckpt_path)!r} was trained with another model: "
+                                  f"{model_differences(saved.model, self.cfg.model)} "
+                                  f"(run -> config)")
         try:
             self.net.load_state_dict(data["model"])
             self.opt.load_state_dict(data["optimizer"])

@@ -27,7 +27,7 @@ class Glyph:
     label_color: tuple[int, int, int] = (0, 0, 0)
 
 
-def _font(size: int) -> ImageFont.ImageFont:
+def font(size: int) -> ImageFont.ImageFont:
     try:
         return ImageFont.load_default(size=size)
     except TypeError:  # Pillow < 10.1 has no sized default font
@@ -53,8 +53,8 @@ def draw_board8(
     footer = (legend_rows + (1 if caption else 0)) * (cell // 2) + (8 if legend or caption else 0)
     image = Image.new("RGB", (board_px + 2 * margin, board_px + 2 * margin + footer), FRAME)
     draw = ImageDraw.Draw(image)
-    font = _font(cell // 3)
-    small = _font(cell // 4)
+    big = font(cell // 3)
+    small = font(cell // 4)
     marked = set(highlight)
     for sq in range(64):
         f, r = sq % 8, sq // 8
@@ -71,7 +71,7 @@ def draw_board8(
             fill=g.fill, outline=g.outline, width=max(2, cell // 20),
         )
         if g.label:
-            draw.text((x0 + cell / 2, y0 + cell / 2), g.label, fill=g.label_color, font=font,
+            draw.text((x0 + cell / 2, y0 + cell / 2), g.label, fill=g.label_color, font=big,
                       anchor="mm")
     for i in range(8):
         draw.text((margin + i * cell + cell / 2, margin / 2), FILES[i], fill=TEXT, font=small,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
+from ..core.draw import font
 from .actions import HopState, WhistlingActions
 from .hexgrid import BIT, CELLS, COLUMNS, NUM_CELLS, NUM_COLUMNS, NUM_ROWS
 from .notation import spell
@@ -26,13 +27,6 @@ TEXT = (240, 240, 240)
 STONE = {0: ((25, 25, 25), (200, 200, 200)), 1: ((245, 245, 245), (30, 30, 30))}
 
 
-def _font(size: int) -> ImageFont.ImageFont:
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow < 10.1 has no sized default font
-        return ImageFont.load_default()
-
-
 def _centre(cell: int) -> tuple[float, float]:
     c, r = CELLS[cell]
     return _MARGIN + _DX * (c + 1), _MARGIN + HEX_SIDE + _DY * (r - 1)
@@ -45,7 +39,7 @@ def draw_board(x: int, o: int, highlight: set[int] = frozenset(), moving: int = 
     height = int(2 * _MARGIN + 2 * HEX_SIDE + _DY * (NUM_ROWS - 1)) + 24
     image = Image.new("RGB", (width, height), BACKGROUND)
     draw = ImageDraw.Draw(image)
-    small = _font(11)
+    small = font(11)
     corners = [(HEX_SIDE * math.cos(math.radians(a)), HEX_SIDE * math.sin(math.radians(a)))
                for a in range(-90, 270, 60)]  # pointy-top hexagons: rows are horizontal
     for cell in range(NUM_CELLS):
@@ -73,7 +67,8 @@ def draw_board(x: int, o: int, highlight: set[int] = frozenset(), moving: int = 
         draw.text((_MARGIN + _DX * (NUM_COLUMNS - first + 2), py), str(r), fill=TEXT,
                   font=small, anchor="lm")
     if caption:
-        draw.text((_MARGIN / 2, height - 12), caption, fill=TEXT, font=small, anchor="lm")
+        # 14 px: at 11 px the default font's spaces all but vanish ("tomove:")
+        draw.text((_MARGIN / 2, height - 12), caption, fill=TEXT, font=font(14), anchor="lm")
     return np.asarray(image, dtype=np.uint8)
 
 
