@@ -225,9 +225,14 @@ def _game_class(game: str) -> type[BoardzooGame]:
         max_game_length=spec.max_game_length)
     title = game.capitalize()
     state_cls = type(f"{title}OpenSpielState", (BoardzooState,), {"actions": actions})
-    return type(f"{title}OpenSpielGame", (BoardzooGame,), {
+    game_cls = type(f"{title}OpenSpielGame", (BoardzooGame,), {
         "name": game, "actions": actions, "game_type": game_type, "game_info": game_info,
         "state_cls": state_cls})
+    # Module attributes, so that pickle finds the classes by name (games and states go to
+    # worker processes and Ray tasks); registering a game here recreates them on import.
+    for cls in (state_cls, game_cls):
+        globals()[cls.__name__] = cls
+    return game_cls
 
 
 def register(game: str) -> str:

@@ -224,3 +224,26 @@ def test_example_runs(capsys):
     tally = example.main(["--game", "loa", "--simulations", "5", "--games", "1"])
     assert sum(tally.values()) == 1
     assert "MCTS(5, eval) vs random on loa" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_games_and_states_pickle_also_into_a_fresh_process(game, tmp_path):
+    import pickle
+    import subprocess
+    import sys
+
+    spiel_game = openspiel.load(game)
+    state = spiel_game.new_initial_state()
+    for _ in range(3):
+        state.apply_action(state.legal_actions()[len(state.legal_actions()) // 2])
+    again = pickle.loads(pickle.dumps(state))
+    assert str(again) == str(state) and again.legal_actions() == state.legal_actions()
+    assert pickle.loads(pickle.dumps(spiel_game)).num_distinct_actions() == \
+        spiel_game.num_distinct_actions()
+    path = tmp_path / "state.pkl"
+    path.write_bytes(pickle.dumps(state))
+    code = ("import pickle, sys; s = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "print(len(s.legal_actions()), s.current_player())")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                         text=True, timeout=120, check=True).stdout.split()
+    assert out == [str(len(state.legal_actions())), str(state.current_player())]

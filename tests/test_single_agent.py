@@ -281,3 +281,14 @@ def test_unknown_reset_options_are_rejected():
     with pytest.raises(SingleAgentError, match="position"):
         env.reset(options={"positon": "anything"})  # misspelt
     assert env.reset(options={})[1]["learner_side"] == 0
+
+
+def test_import_boardzoo_alone_registers_the_gymnasium_ids():
+    import subprocess
+    import sys
+
+    code = ("import boardzoo, gymnasium; "
+            "print(gymnasium.make('boardzoo/whistling-single-v0').unwrapped.game_name)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == ["whistling"]
