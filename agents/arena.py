@@ -106,8 +106,31 @@ def _play_task(task: tuple[GameRef, Pairing, int, int]) -> dict:
 
 
 # -- games.jsonl ----------------------------------------------------------------------------
+#: Fields every game record has, with the check each value must pass.
+RECORD_FIELDS = {
+    "id": lambda v: isinstance(v, str),
+    "players": lambda v: isinstance(v, list) and len(v) == 2
+    and all(isinstance(p, str) for p in v),
+    "scores": lambda v: isinstance(v, list) and len(v) == 2
+    and all(isinstance(s, (int, float)) and not isinstance(s, bool) and 0 <= s <= 1 for s in v),
+    "moves": lambda v: isinstance(v, list),
+    "plies": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+}
+
+
+def check_record(record: object, where: str) -> dict:
+    """Return ``record`` if it is a game record; ArenaError naming ``where`` otherwise."""
+    if not isinstance(record, dict):
+        raise ArenaError(f"{where} is not a game record (a JSON object)")
+    for key, ok in RECORD_FIELDS.items():
+        if key not in record or not ok(record[key]):
+            raise ArenaError(f"{where} is not a game record (bad or missing {key!r})")
+    return record
+
+
 def read_games(path: Path, repair: bool = False) -> list[dict]:
-    """Read games.jsonl; a torn last line (killed writer) is dropped, and cut off if ``repair``."""
+    """Read games.jsonl; a torn last line (killed writer) is dropped, and cut off if ``repair``;
+    a line that is whole but not a game record is an error."""
     if not path.exists():
         return []
     data = path.read_bytes()
@@ -116,7 +139,7 @@ def read_games(path: Path, repair: bool = False) -> list[dict]:
         try:
             if not line.endswith(b"\n"):
                 raise ValueError("unterminated line")
-            records.append(json.loads(line))
+            record = json.loads(line)
         except ValueError:
             if offset + len(line) < len(data):
                 raise ArenaError(f"{path}: line {len(records) + 1} is not valid JSON") from None
@@ -124,6 +147,7 @@ def read_games(path: Path, repair: bool = False) -> list[dict]:
                 with open(path, "r+b") as f:
                     f.truncate(offset)
             break
+        records.append(check_record(record, f"{path}: line {len(records) + 1}"))
         offset += len(line)
     return records
 
