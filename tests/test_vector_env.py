@@ -84,3 +84,16 @@ def test_a_device_that_contradicts_the_given_engine_is_an_error():
 
     with pytest.raises(ValueError, match="device"):
         BoardzooVectorEnv(batched_game("loa", "cpu"), 2, device="meta")
+
+
+def test_make_vec_with_the_registered_vector_entry_point():
+    import gymnasium
+
+    import boardzoo  # noqa: F401  (registers the ids)
+
+    env = gymnasium.make_vec("boardzoo/loa-vector-v0", num_envs=3,
+                             vectorization_mode="vector_entry_point")
+    obs, _ = env.reset(seed=0)
+    assert isinstance(env.unwrapped, BoardzooVectorEnv) and env.num_envs == 3
+    assert obs["action_mask"].shape == (3, 513) and obs["action_mask"].sum(1).min() > 0
+    env.close()

@@ -1,0 +1,142 @@
+"""Kill tournaments and training runs at random moments, resume them, and check nothing is lost.
+
+Each trial starts the same small job as a reference run, kills it after a random
+delay (SIGKILL or SIGINT, alternating), resumes it with ``--resume`` until it
+finishes, and compares:
+
+* tournaments: the finished games.jsonl against the uninterrupted one: no game
+  lost, none written twice, every record the same game (same moves, scores);
+* training: the final weights (model.pt, best.pt) and metrics.csv / eval.csv
+  (time columns aside) against the uninterrupted run with the same seed.
+
+    python bench/kill_resume.py --kills 10
+Last line: one JSON object (kills, lost, duplicated, differing records, identical runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+BOARDZOO = [sys.executable, "-m", "boardzoo"]
+TOURNAMENT = ["tournament", "--game", "loa", "--agents", "random,greedy,mcts:30",
+              "--games-per-pair", "4", "--seed", "7", "--max-plies", "200", "--no-progress",
+              "--no-png"]
+TRAIN = ["train", "--config", str(REPO / "configs" / "tiny.yaml"), "--set", "iterations=4",
+         "--set", "eval.every=2", "--quiet"]
+TIME_COLUMNS = {"elapsed_s", "cpu_s", "selfplay_s", "train_s", "eval_s", "games_per_hour",
+                "positions_per_s"}
+
+
+def run(argv: list[str], timeout: float = 600) -> None:
+    """Run the CLI to completion; raise if it fails."""
+    subprocess.run([*BOARDZOO, *argv], check=True, capture_output=True, timeout=timeout)
+
+
+def killed(argv: list[str], delay: float, sig: int) -> None:
+    """Start the CLI, send ``sig`` after ``delay`` seconds (if still running), wait for it."""
+    proc = subprocess.Popen([*BOARDZOO, *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+
+
+def games(path: Path) -> list[dict]:
+    """Return the records of a games.jsonl."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def same_game(record: dict) -> tuple:
+    """The part of a record that defines the game (not its timings)."""
+    return (record["id"], tuple(record["players"]), tuple(record["scores"]),
+            tuple(record["moves"]), record["seed"])
+
+
+def rows(path: Path) -> list[dict]:
+    """Return a CSV's rows without the time columns."""
+    with open(path, newline="") as f:
+        return [{k: v for k, v in r.items() if k not in TIME_COLUMNS} for r in csv.DictReader(f)]
+
+
+def weights(path: Path) -> dict:
+    """Return the network weights of a model file."""
+    return torch.load(path, map_location="cpu", weights_only=True)["model"]
+
+
+def same_run(a: Path, b: Path) -> bool:
+    """True when two finished training runs have identical weights and metrics."""
+    for name in ("model.pt", "best.pt"):
+        wa, wb = weights(a / name), weights(b / name)
+        if wa.keys() != wb.keys() or not all(torch.equal(wa[k], wb[k]) for k in wa):
+            return False
+    return all(rows(a / f) == rows(b / f) for f in ("metrics.csv", "eval.csv"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kills", type=int, default=10, help="trials (half tournaments, half runs)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-delay", type=float, default=8.0, help="latest kill, in seconds")
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    out = {"kills": 0, "sigkill": 0, "sigint": 0, "tournament_trials": 0, "lost": 0,
+           "duplicated": 0, "differing_records": 0, "training_trials": 0,
+           "training_identical": 0, "resumes": 0}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        run([*TOURNAMENT, "--out", str(root / "t_ref")])
+        reference = {same_game(r) for r in games(root / "t_ref" / "games.jsonl")}
+        run([*TRAIN, "--out", str(root / "r_ref")])
+        for k in range(args.kills):
+            sig = (signal.SIGKILL, signal.SIGINT)[k % 2]
+            delay = rng.uniform(0.5, args.max_delay)
+            out["kills"] += 1
+            out["sigkill" if sig == signal.SIGKILL else "sigint"] += 1
+            if k % 4 < 2:  # tournaments on trials 0, 1, 4, 5, ...
+                folder = root / f"t_{k}"
+                killed([*TOURNAMENT, "--out", str(folder)], delay, sig)
+                if (folder / "games.jsonl").exists():
+                    out["resumes"] += 1
+                    run([*TOURNAMENT, "--out", str(folder), "--resume"])
+                else:  # killed before the first game: starting again is the resume
+                    run([*TOURNAMENT, "--out", str(folder)])
+                got = games(folder / "games.jsonl")
+                ids = [r["id"] for r in got]
+                out["tournament_trials"] += 1
+                out["duplicated"] += len(ids) - len(set(ids))
+                seen = {same_game(r) for r in got}
+                out["lost"] += len({g[0] for g in reference} - set(ids))
+                out["differing_records"] += len(seen - reference)
+            else:
+                folder = root / f"r_{k}"
+                killed([*TRAIN, "--out", str(folder)], delay, sig)
+                if (folder / "checkpoint.pt").exists():
+                    out["resumes"] += 1
+                    run([*TRAIN, "--out", str(folder), "--resume"])
+                else:  # killed before the first checkpoint: nothing to resume
+                    shutil.rmtree(folder, ignore_errors=True)
+                    run([*TRAIN, "--out", str(folder)])
+                out["training_trials"] += 1
+                out["training_identical"] += same_run(root / "r_ref", folder)
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
