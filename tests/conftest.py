@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
+
+from boardzoo.envs.core.registry import action_game
 
 REPO = Path(__file__).resolve().parent.parent
 # CI and developers keep the shared folder (rules, seeds, vectors) beside the clone.
@@ -20,3 +23,19 @@ def load_vector(game: str, name: str) -> dict:
     if not path.exists():
         pytest.fail(f"test vector {path} is missing: set BOARDZOO_SHARED to the shared folder")
     return json.loads(path.read_text())
+
+
+def random_action_states(name: str, n: int, seed: int, max_plies: int = 30) -> list:
+    """Return ``n`` non-terminal action states of game ``name`` reached by seeded random play."""
+    game = action_game(name)
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        s = game.initial_state()
+        for _ in range(rng.randint(0, max_plies)):
+            if game.is_terminal(s):
+                break
+            s, _ = game.apply_action(s, rng.choice(game.legal_actions(s)))
+        if not game.is_terminal(s):
+            out.append(s)
+    return out

@@ -3,7 +3,6 @@ through ``model.init_from`` and ``checkpoint:PATH``."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,8 @@ from boardzoo.training.prior import static_prior
 from boardzoo.training.selfplay import NetEvaluator
 from boardzoo.training.trainer import Trainer
 
+from conftest import random_action_states
+
 REPO = Path(__file__).resolve().parent.parent
 TINY = str(REPO / "configs" / "tiny.yaml")
 ULTIMA = ["game=ultima", "iterations=1", "selfplay.max_moves=6", "mcts.simulations=3",
@@ -37,19 +38,6 @@ ULTIMA = ["game=ultima", "iterations=1", "selfplay.max_moves=6", "mcts.simulatio
 torch.set_num_threads(1)
 
 
-def random_states(name: str, n: int, seed: int, max_plies: int = 30) -> list:
-    game = action_game(name)
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        s = game.initial_state()
-        for _ in range(rng.randint(0, max_plies)):
-            if game.is_terminal(s):
-                break
-            s, _ = game.apply_action(s, rng.choice(game.legal_actions(s)))
-        if not game.is_terminal(s):
-            out.append(s)
-    return out
 
 
 def clipped(v: float) -> float:
@@ -58,7 +46,7 @@ def clipped(v: float) -> float:
 
 def test_ultima_teacher_scores_are_greedy_move_values():
     game, evaluate = action_game("ultima"), get_evaluator("ultima")
-    for s in random_states("ultima", 3, seed=1):
+    for s in random_action_states("ultima", 3, seed=1):
         actions, scores = action_scores(game, s, evaluate)
         assert actions.tolist() == game.legal_actions(s)
         for a, v in zip(actions, scores, strict=True):
@@ -67,7 +55,7 @@ def test_ultima_teacher_scores_are_greedy_move_values():
 
 def test_whistling_hop_scores_are_the_best_turn_that_starts_with_the_hop():
     game, evaluate = action_game("whistling"), get_evaluator("whistling")
-    for s in random_states("whistling", 3, seed=2, max_plies=40):
+    for s in random_action_states("whistling", 3, seed=2, max_plies=40):
         if s.done:
             continue
         best: dict[int, float] = {}
@@ -107,7 +95,7 @@ def test_distilled_model_round_trips_through_init_from_and_the_checkpoint_agent(
     path = tmp_path / "distilled.pt"
     save_model(cfg, net, path, "test")
     game = action_game("ultima")
-    states = random_states("ultima", 3, seed=5)
+    states = random_action_states("ultima", 3, seed=5)
     want = NetEvaluator(net, game)(states)
 
     run_cfg = load_config(TINY, [*ULTIMA, f"model.init_from={path}"])
@@ -133,10 +121,10 @@ def test_init_from_a_model_of_another_config_or_game_is_an_error(tmp_path):
     path = tmp_path / "d.pt"
     save_model(cfg, net, path)
     other = load_config(TINY, [*ULTIMA, "model.bilinear_dim=8", f"model.init_from={path}"])
-    with pytest.raises(CheckpointError, match="was made with model"):
+    with pytest.raises(CheckpointError, match="has another model: model.bilinear_dim"):
         Trainer(other, tmp_path / "a", progress=False, echo=False)
     loa = load_config(TINY, [f"model.init_from={path}"])
-    with pytest.raises(CheckpointError, match="'ultima' network"):
+    with pytest.raises(CheckpointError, match="network for ultima"):
         Trainer(loa, tmp_path / "b", progress=False, echo=False)
     missing = load_config(TINY, [*ULTIMA, f"model.init_from={tmp_path / 'none.pt'}"])
     with pytest.raises(CheckpointError, match="not found"):

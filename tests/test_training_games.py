@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
@@ -16,25 +15,14 @@ from boardzoo.training.config import load_config
 from boardzoo.training.network import build_net, masked_softmax
 from boardzoo.training.trainer import Trainer
 
+from conftest import random_action_states
+
 REPO = Path(__file__).resolve().parent.parent
 TINY = str(REPO / "configs" / "tiny.yaml")
 
 torch.set_num_threads(1)
 
 
-def random_action_states(name: str, n: int, seed: int, max_plies: int = 30) -> list:
-    game = action_game(name)
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        s = game.initial_state()
-        for _ in range(rng.randint(0, max_plies)):
-            if game.is_terminal(s):
-                break
-            s, _ = game.apply_action(s, rng.choice(game.legal_actions(s)))
-        if not game.is_terminal(s):
-            out.append(s)
-    return out
 
 
 @pytest.mark.parametrize("name", ["loa", "ultima", "whistling"])
@@ -60,7 +48,8 @@ def test_action_layout_puts_each_action_on_its_start_cell(name):
 def test_conv_head_masked_policy_is_legal_only(name):
     game = action_game(name)
     cfg = load_config(REPO / "configs" / f"{name}.yaml",
-                      ["model.channels=8", "model.blocks=1"])
+                      ["model.channels=8", "model.blocks=1", "model.policy_head=conv",
+                       "model.value_prior=false"])
     net = build_net(cfg, game).eval()
     states = random_action_states(name, 2, seed=1, max_plies=10)
     obs = torch.from_numpy(np.stack([game.observation(s, game.to_move(s)) for s in states]))
@@ -73,7 +62,9 @@ def test_conv_head_masked_policy_is_legal_only(name):
 
 def test_whistling_off_board_features_stay_zero():
     game = action_game("whistling")
-    cfg = load_config(REPO / "configs" / "whistling.yaml", ["model.channels=8", "model.blocks=1"])
+    cfg = load_config(REPO / "configs" / "whistling.yaml",
+                      ["model.channels=8", "model.blocks=1", "model.internal_grid=false",
+                       "model.cell_mask_plane=10", "model.value_prior=false"])
     net = build_net(cfg, game).eval()
     obs = torch.from_numpy(game.observation(game.initial_state(), 0))[None]
     seen = {}

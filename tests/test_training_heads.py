@@ -4,7 +4,6 @@ the static-evaluation value prior."""
 from __future__ import annotations
 
 import math
-import random
 from pathlib import Path
 
 import numpy as np
@@ -19,32 +18,21 @@ from boardzoo.training.network import MaskedConv2d, build_net, masked_softmax
 from boardzoo.training.prior import static_prior
 from boardzoo.training.selfplay import NetEvaluator
 
+from conftest import random_action_states
+
 REPO = Path(__file__).resolve().parent.parent
 TINY = str(REPO / "configs" / "tiny.yaml")
 
 torch.set_num_threads(1)
 
 
-def random_action_states(name: str, n: int, seed: int, max_plies: int = 30) -> list:
-    """Non-terminal action states reached by random play."""
-    game = action_game(name)
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        s = game.initial_state()
-        for _ in range(rng.randint(0, max_plies)):
-            if game.is_terminal(s):
-                break
-            s, _ = game.apply_action(s, rng.choice(game.legal_actions(s)))
-        if not game.is_terminal(s):
-            out.append(s)
-    return out
 
 
 def small(name: str, *sets: str):
-    """The game's shipped config with a small trunk and the given overrides."""
+    """The game's shipped config with a small trunk, no value prior (unless ``sets`` turn it
+    on) and the given overrides."""
     return load_config(REPO / "configs" / f"{name}.yaml",
-                       ["model.channels=8", "model.blocks=1", *sets])
+                       ["model.channels=8", "model.blocks=1", "model.value_prior=false", *sets])
 
 
 def observations(name: str, states: list) -> torch.Tensor:
@@ -124,14 +112,16 @@ def test_bilinear_logits_are_query_key_products_plus_kind_bias(name, grid):
 
 def test_bilinear_scores_have_rank_d_where_the_conv_head_has_policy_channels_plus_one():
     """Ultima's 64 x 64 origin x destination logits of one position: rank 16 with a 16-dim
-    bilinear head, at most 8 + 1 with the shipped conv head (8 policy channels + bias)."""
+    bilinear head, at most 8 + 1 with a conv head of 8 policy channels (+ bias)."""
     game = action_game("ultima")
     obs = observations("ultima", random_action_states("ultima", 1, seed=2))
-    conv = build_net(load_config(REPO / "configs" / "ultima.yaml", ["model.blocks=1"]),
+    base = ["model.blocks=1", "model.value_prior=false"]
+    conv = build_net(load_config(REPO / "configs" / "ultima.yaml",
+                                 [*base, "model.policy_head=conv", "model.policy_channels=8"]),
                      game).eval()
     net = build_net(load_config(REPO / "configs" / "ultima.yaml",
-                                ["model.blocks=1", "model.policy_head=bilinear",
-                                 "model.bilinear_dim=16"]), game).eval()
+                                [*base, "model.policy_head=bilinear", "model.bilinear_dim=16"]),
+                    game).eval()
     with torch.no_grad():
         conv_logits = conv(obs)[0][0].view(64, 64)
         logits = net(obs)[0][0]

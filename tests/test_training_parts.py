@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,8 @@ from boardzoo.training.mcts import Search, run_search
 from boardzoo.training.network import build_net, masked_log_softmax, masked_softmax
 from boardzoo.training.selfplay import NetEvaluator, play_games, selfplay_seed
 
+from conftest import random_action_states
+
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "configs" / "tiny.yaml"
 LOA = action_game("loa")
@@ -28,17 +29,7 @@ torch.set_num_threads(1)
 
 def random_positions(n: int, seed: int = 0) -> list[State]:
     """Non-terminal LOA positions reached by random play."""
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        s = LOA.initial_state()
-        for _ in range(rng.randint(0, 60)):
-            if LOA.is_terminal(s):
-                break
-            s, _ = LOA.apply_action(s, rng.choice(LOA.legal_actions(s)))
-        if not LOA.is_terminal(s):
-            out.append(s)
-    return out
+    return random_action_states("loa", n, seed, max_plies=60)
 
 
 def uniform_net(cfg):
