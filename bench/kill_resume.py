@@ -31,10 +31,10 @@ import torch
 
 REPO = Path(__file__).resolve().parent.parent
 BOARDZOO = [sys.executable, "-m", "boardzoo"]
-TOURNAMENT = ["tournament", "--game", "loa", "--agents", "random,greedy,mcts:30",
-              "--games-per-pair", "4", "--seed", "7", "--max-plies", "200", "--no-progress",
+TOURNAMENT = ["tournament", "--game", "loa", "--agents", "random,greedy,mcts:60",
+              "--games-per-pair", "6", "--seed", "7", "--max-plies", "200", "--no-progress",
               "--no-png"]
-TRAIN = ["train", "--config", str(REPO / "configs" / "tiny.yaml"), "--set", "iterations=4",
+TRAIN = ["train", "--config", str(REPO / "configs" / "tiny.yaml"), "--set", "iterations=8",
          "--set", "eval.every=2", "--quiet"]
 TIME_COLUMNS = {"elapsed_s", "cpu_s", "selfplay_s", "train_s", "eval_s", "games_per_hour",
                 "positions_per_s"}
@@ -45,15 +45,18 @@ def run(argv: list[str], timeout: float = 600) -> None:
     subprocess.run([*BOARDZOO, *argv], check=True, capture_output=True, timeout=timeout)
 
 
-def killed(argv: list[str], delay: float, sig: int) -> None:
-    """Start the CLI, send ``sig`` after ``delay`` seconds (if still running), wait for it."""
+def killed(argv: list[str], delay: float, sig: int) -> bool:
+    """Start the CLI, send ``sig`` after ``delay`` seconds and wait for it; return False if it
+    had already finished (no kill happened)."""
     proc = subprocess.Popen([*BOARDZOO, *argv], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         proc.wait(timeout=delay)
+        return False
     except subprocess.TimeoutExpired:
         proc.send_signal(sig)
         proc.wait(timeout=120)
+        return True
 
 
 def games(path: Path) -> list[dict]:
@@ -89,13 +92,14 @@ def same_run(a: Path, b: Path) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--kills", type=int, default=10, help="trials (half tournaments, half runs)")
+    ap.add_argument("--kills", type=int, default=10,
+                    help="kills (half of tournaments, half of training runs)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-delay", type=float, default=8.0, help="latest kill, in seconds")
+    ap.add_argument("--max-delay", type=float, default=6.0, help="latest kill, in seconds")
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    out = {"kills": 0, "sigkill": 0, "sigint": 0, "tournament_trials": 0, "lost": 0,
-           "duplicated": 0, "differing_records": 0, "training_trials": 0,
+    out = {"kills": 0, "sigkill": 0, "sigint": 0, "finished_first": 0, "tournament_trials": 0,
+           "lost": 0, "duplicated": 0, "differing_records": 0, "training_trials": 0,
            "training_identical": 0, "resumes": 0}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,14 +107,20 @@ def main() -> None:
         run([*TOURNAMENT, "--out", str(root / "t_ref")])
         reference = {same_game(r) for r in games(root / "t_ref" / "games.jsonl")}
         run([*TRAIN, "--out", str(root / "r_ref")])
-        for k in range(args.kills):
-            sig = (signal.SIGKILL, signal.SIGINT)[k % 2]
-            delay = rng.uniform(0.5, args.max_delay)
+        k = 0
+        while out["kills"] < args.kills and out["finished_first"] <= 10 * args.kills:
+            sig = (signal.SIGKILL, signal.SIGINT)[out["kills"] % 2]
+            delay = rng.uniform(1.0, args.max_delay)
+            tournament = out["kills"] % 4 < 2  # kills 0, 1, 4, 5, ... hit tournaments
+            k += 1
+            folder = root / f"{'t' if tournament else 'r'}_{k}"
+            job = TOURNAMENT if tournament else TRAIN
+            if not killed([*job, "--out", str(folder)], delay, sig):
+                out["finished_first"] += 1  # no kill: try again with another delay
+                continue
             out["kills"] += 1
             out["sigkill" if sig == signal.SIGKILL else "sigint"] += 1
-            if k % 4 < 2:  # tournaments on trials 0, 1, 4, 5, ...
-                folder = root / f"t_{k}"
-                killed([*TOURNAMENT, "--out", str(folder)], delay, sig)
+            if tournament:
                 if (folder / "games.jsonl").exists():
                     out["resumes"] += 1
                     run([*TOURNAMENT, "--out", str(folder), "--resume"])
@@ -124,8 +134,6 @@ def main() -> None:
                 out["lost"] += len({g[0] for g in reference} - set(ids))
                 out["differing_records"] += len(seen - reference)
             else:
-                folder = root / f"r_{k}"
-                killed([*TRAIN, "--out", str(folder)], delay, sig)
                 if (folder / "checkpoint.pt").exists():
                     out["resumes"] += 1
                     run([*TRAIN, "--out", str(folder), "--resume"])
