@@ -85,6 +85,7 @@ AGENT_FACTORIES: dict[str, AgentFactory] = {
     "alphabeta": LazyFactory(f"{__package__}.alphabeta", "from_spec"),
     "human": LazyFactory(f"{__package__}.human", "from_spec"),
     "openspiel_mcts": LazyFactory(f"{__package__}.openspiel_bots", "mcts_agent", "openspiel"),
+    "sb3": LazyFactory(f"{__package__}.sb3_policy", "from_spec", "sb3"),
 }
 #: Kinds that wait for a person; automatic matches (evaluation baselines) refuse them.
 INTERACTIVE_KINDS = frozenset({"human"})

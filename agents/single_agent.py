@@ -2,8 +2,9 @@
 
 :class:`SingleAgentEnv` drives the game's raw PettingZoo AEC env. The learner
 acts through ``step``; the opponent, any boardzoo agent (a spec string such as
-``random``, ``mcts:50`` or ``checkpoint:PATH``, or an :class:`Agent`), plays its
-whole turn inside ``reset``/``step``. It follows sb3-contrib's masking protocol
+``random``, ``mcts:50``, ``checkpoint:PATH`` or ``sb3:MODEL.zip``, an :class:`Agent`, or
+a model object with SB3's ``predict``, e.g. a frozen copy of the learner for self-play),
+plays its whole turn inside ``reset``/``step``. It follows sb3-contrib's masking protocol
 (:meth:`SingleAgentEnv.action_masks`) and also puts the mask in ``info``.
 
 It lives with the agents because its opponent is one. Importing boardzoo registers
@@ -26,6 +27,7 @@ from boardzoo.envs.core.registry import UnknownGameError, game_names, get_spec
 
 from .base import Agent, make_agent
 from .env_adapter import EnvAgent
+from .policy import PolicyAgent
 
 LEARNER_SIDES = ("alternate", 0, 1)
 ILLEGAL_MODES = ("raise", "penalty")
@@ -56,7 +58,7 @@ class SingleAgentEnv(gymnasium.Env):
     def __init__(
         self,
         game: str,
-        opponent: str | Agent = "random",
+        opponent: Any = "random",
         seed: int | None = None,
         learner_side: str | int = "alternate",
         max_moves: int | None = None,
@@ -77,8 +79,11 @@ class SingleAgentEnv(gymnasium.Env):
         if illegal not in ILLEGAL_MODES:
             raise SingleAgentError(f"illegal must be 'raise' or 'penalty', got {illegal!r}")
         if not isinstance(opponent, (str, Agent)):
-            raise SingleAgentError(
-                f"opponent must be an agent spec string or an Agent, got {type(opponent).__name__}")
+            if not callable(getattr(opponent, "predict", None)):
+                raise SingleAgentError(
+                    f"opponent must be an agent spec string, an Agent, or a model with SB3's "
+                    f"predict(), got {type(opponent).__name__}")
+            opponent = PolicyAgent(opponent, game)
         self.game_name = game
         self.raw = BoardGameEnv(spec, render_mode=render_mode, max_moves=max_moves,
                                 position=position)

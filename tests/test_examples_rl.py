@@ -46,6 +46,31 @@ def test_sb3_maskable_ppo_example_trains_saves_and_evaluates(tmp_path: Path):
         action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
         assert int(action) in env.raw.game.legal_moves()
         obs, *_ = env.step(int(action))
+    check_sb3_model_as_agent_and_opponent(out, model)
+
+
+def check_sb3_model_as_agent_and_opponent(path: Path, model) -> None:
+    """A saved model plays as the agent spec sb3:PATH (play, arena) and as a SingleAgentEnv
+    opponent (a spec string, or the model object itself: SB3 self-play)."""
+    from boardzoo.agents import UnknownAgentError, make_agent
+    from boardzoo.agents.play import play_game
+
+    record = play_game("loa", [make_agent(f"sb3:{path}", "loa", 0), make_agent("random", "loa", 1)],
+                       max_moves=30)
+    assert record["plies"] > 0 and len(record["moves"]) == record["plies"]
+    for opponent in (f"sb3:{path},stochastic", model):
+        env = SingleAgentEnv("loa", opponent=opponent, learner_side=1, seed=3)
+        obs, info = env.reset()
+        assert len(info["opponent_moves"]) == 1  # the model moved first, legally
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        env.step(int(action))
+    for spec, message in ((f"sb3:{path.parent / 'none.zip'}", "no model file"),
+                          (f"sb3:{path},fast", "unknown option"),
+                          ("sb3:", "needs a model file")):
+        with pytest.raises(UnknownAgentError, match=message):
+            make_agent(spec, "loa", 0)
+    with pytest.raises(UnknownAgentError, match="trained on observations"):
+        make_agent(f"sb3:{path}", "ultima", 0)
 
 
 def test_sb3_cnn_features_see_the_planes():

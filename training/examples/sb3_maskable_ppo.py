@@ -21,32 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import gymnasium
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from torch import nn
 
+from boardzoo.agents.sb3_policy import PlanesCNN  # importable, so saved models load anywhere
 from boardzoo.agents.single_agent import SingleAgentEnv
-
-
-class PlanesCNN(BaseFeaturesExtractor):
-    """Two 3x3 conv layers over (height, width, planes) observations, then a linear layer."""
-
-    def __init__(self, observation_space: gymnasium.spaces.Box, features_dim: int = 128,
-                 channels: int = 32) -> None:
-        super().__init__(observation_space, features_dim)
-        h, w, c = observation_space.shape
-        self.net = nn.Sequential(
-            nn.Conv2d(c, channels, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, padding=1), nn.ReLU(),
-            nn.Flatten(), nn.Linear(channels * h * w, features_dim), nn.ReLU(),
-        )
-
-    def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        # The env's planes are channels-last; Conv2d wants channels first.
-        return self.net(observations.permute(0, 3, 1, 2))
 
 
 def build_model(game: str, opponent: str, seed: int, n_envs: int, policy: str,

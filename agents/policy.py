@@ -1,0 +1,58 @@
+"""Any policy with SB3's ``predict`` as a boardzoo agent (no framework import needed).
+
+:class:`PolicyAgent` wraps a model object with ``predict(obs, action_masks=...,
+deterministic=...)`` (Stable-Baselines3 and sb3-contrib models have it). The
+policy sees what :class:`~boardzoo.agents.single_agent.SingleAgentEnv` shows a
+learner: the game's observation planes from the mover's view, and the legal-action
+mask. A turn of several actions (a Whistling chain) is played action by action. A
+model that ignores the mask and picks an illegal action plays the first legal one
+instead (counted in ``stats()["illegal"]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from boardzoo.envs.core.game import GameState, Move
+from boardzoo.envs.core.registry import get_spec
+
+from .base import Agent, UnknownAgentError
+
+
+class PolicyAgent(Agent):
+    """Plays a model with SB3's ``predict`` action by action through the game's encoding."""
+
+    def __init__(self, model: Any, game: str, deterministic: bool = True) -> None:
+        if not callable(getattr(model, "predict", None)):
+            raise UnknownAgentError(f"a policy opponent needs a predict() method, "
+                                    f"got {type(model).__name__}")
+        self.model = model
+        self.actions = get_spec(game).actions
+        self.deterministic = deterministic
+        self.counters = {"actions": 0, "illegal": 0}
+
+    def select_action(self, state: Any) -> int:
+        """Return the model's action in action state ``state`` (legal, see the module doc)."""
+        actions = self.actions
+        obs = actions.observation(state, actions.to_move(state))
+        mask = actions.action_mask(state).astype(bool)
+        action, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
+        action = int(np.asarray(action).reshape(-1)[0])
+        self.counters["actions"] += 1
+        if 0 <= action < len(mask) and mask[action]:
+            return action
+        self.counters["illegal"] += 1
+        return int(np.flatnonzero(mask)[0])
+
+    def select_move(self, state: GameState) -> Move:
+        actions = self.actions
+        s = actions.from_game_state(state)
+        while True:
+            s, text = actions.apply_action(s, self.select_action(s))
+            if text is not None:
+                return state.parse_move(text)
+
+    def stats(self) -> dict[str, float]:
+        return dict(self.counters)
