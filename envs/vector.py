@@ -13,7 +13,8 @@ Autoreset is ``AutoresetMode.SAME_STEP``: a game that ends is replaced by a new
 one within the same ``step``; that step reports ``terminations[i] = True`` and the
 reward of the finished game, while the returned observation is the new game's
 first. The finished game's last observation is ``infos["final_obs"][i]`` (an
-object array, ``None`` elsewhere, marked by ``infos["_final_obs"]``). Games end
+object array, ``None`` elsewhere, marked by ``infos["_final_obs"]``), and its info
+``infos["final_info"]`` (``returns``/``_returns``, marked by ``infos["_final_info"]``). Games end
 only by their rules (move caps included), so ``truncations`` is always False.
 
 Outputs are numpy arrays by default; ``torch_output=True`` gives torch tensors on
@@ -81,6 +82,8 @@ class BoardzooVectorEnv(VectorEnv):
         if bool(ended.any()):
             infos["returns"], infos["_returns"] = self._out(returns), self._out(ended)
             infos["final_obs"], infos["_final_obs"] = self._final_obs(ended), self._out(ended)
+            infos["final_info"], infos["_final_info"] = self._final_info(ended, returns), \
+                self._out(ended)
         truncated = torch.zeros_like(ended)
         return (self._obs(obs, self.env.legal_mask()), self._out(reward), self._out(ended),
                 self._out(truncated), infos)
@@ -99,6 +102,11 @@ class BoardzooVectorEnv(VectorEnv):
 
     def _obs(self, planes: torch.Tensor, mask: torch.Tensor) -> dict[str, Any]:
         return {"observation": self._out(planes), "action_mask": self._out(mask.to(torch.int8))}
+
+    def _final_info(self, ended: torch.Tensor, returns: torch.Tensor) -> dict[str, Any]:
+        """Return the finished games' info, batched as Gymnasium does (``returns`` of both
+        players, marked by ``_returns``), as SAME_STEP autoreset users expect."""
+        return {"returns": self._out(returns), "_returns": self._out(ended)}
 
     def _final_obs(self, ended: torch.Tensor) -> np.ndarray:
         """Return an object array with the last observation of each game that just ended."""

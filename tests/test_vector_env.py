@@ -52,6 +52,8 @@ def test_random_run_agrees_with_the_aec_env_move_by_move():
                 ended += 1
                 assert info["_returns"][i] and info["_final_obs"][i]
                 assert list(info["returns"][i]) == [a.rewards["player_0"], a.rewards["player_1"]]
+                assert info["_final_info"][i] and info["final_info"]["_returns"][i]
+                assert list(info["final_info"]["returns"][i]) == list(info["returns"][i])
                 final = a.observe(a.agent_selection)
                 assert np.array_equal(info["final_obs"][i]["observation"], final["observation"])
                 assert not info["final_obs"][i]["action_mask"].any()
