@@ -94,7 +94,7 @@ def test_config_validation_of_the_new_keys():
         assert message in str(info.value)
 
 
-def test_shipped_configs_of_the_games_that_did_not_learn():
+def test_ultima_and_whistling_configs_evaluate_at_the_targets_settings():
     for name in ("ultima", "whistling"):
         cfg = load_config(REPO / "configs" / f"{name}.yaml")
         assert cfg.mcts.play_gumbel_m == 64 and cfg.mcts.gumbel_m == 16

@@ -113,3 +113,15 @@ def test_smoke_training_iteration_and_checkpoint_agent(name, tmp_path):
     agent = make_agent(f"checkpoint:{tmp_path / name / 'model.pt'},sims=2", name, 0)
     record = play_game(name, [agent, make_agent("random", name, 1)], max_moves=2)
     assert record["plies"] == 2
+
+
+@pytest.mark.parametrize("name", ["loa", "whistling"])  # no Ultima network ships yet
+def test_shipped_network_plays_legal_moves_with_and_without_search(name):
+    """checkpoint:GAME works after install (package data, agents/nets/)."""
+    state = get_spec(name).start()
+    for spec in (f"checkpoint:{name},sims=0", f"checkpoint:{name},sims=8"):
+        agent = make_agent(spec, name, 0)
+        for _ in range(3):
+            move = agent.select_move(state)
+            assert move in state.legal_moves()
+            state = state.apply(move)
