@@ -119,8 +119,11 @@ def test_smoke_training_iteration_and_checkpoint_agent(name, tmp_path):
 def test_shipped_network_plays_legal_moves_with_and_without_search(name):
     """checkpoint:GAME works after install (package data, agents/nets/)."""
     state = get_spec(name).start()
+    torch.set_num_threads(2)
     for spec in (f"checkpoint:{name},sims=0", f"checkpoint:{name},sims=8"):
         agent = make_agent(spec, name, 0)
+        # one thread: batch-1 evaluations in arena workers must not oversubscribe the cores
+        assert torch.get_num_threads() == 1
         for _ in range(3):
             move = agent.select_move(state)
             assert move in state.legal_moves()

@@ -159,6 +159,9 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
             raise UnknownAgentError(f"agent checkpoint: m must be a whole number >= 1, "
                                     f"got {opts['m']!r}") from None
     net, cfg, _ = load_net(path, game)
+    # One torch thread: these small nets evaluate one position at a time, where more threads
+    # only wait for each other (and arena worker processes would oversubscribe the cores).
+    torch.set_num_threads(1)
     if m is not None:
         cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, play_gumbel_m=m))
     if "root" in opts:
