@@ -21,7 +21,26 @@ from boardzoo.envs.core.registry import get_spec
 from .base import Agent, UnknownAgentError
 
 
-class PolicyAgent(Agent):
+class ActionAgent(Agent):
+    """An agent that chooses one action at a time over the game's action encoding
+    (``self.actions``) and plays a whole turn as the actions that make it up."""
+
+    actions: Any
+
+    def select_action(self, state: Any) -> int:
+        """Return the action to take in action state ``state``."""
+        raise NotImplementedError
+
+    def select_move(self, state: GameState) -> Move:
+        actions = self.actions
+        s = actions.from_game_state(state)
+        while True:
+            s, text = actions.apply_action(s, self.select_action(s))
+            if text is not None:
+                return state.parse_move(text)
+
+
+class PolicyAgent(ActionAgent):
     """Plays a model with SB3's ``predict`` action by action through the game's encoding."""
 
     def __init__(self, model: Any, game: str, deterministic: bool = True) -> None:
@@ -45,14 +64,6 @@ class PolicyAgent(Agent):
             return action
         self.counters["illegal"] += 1
         return int(np.flatnonzero(mask)[0])
-
-    def select_move(self, state: GameState) -> Move:
-        actions = self.actions
-        s = actions.from_game_state(state)
-        while True:
-            s, text = actions.apply_action(s, self.select_action(s))
-            if text is not None:
-                return state.parse_move(text)
 
     def stats(self) -> dict[str, float]:
         return dict(self.counters)

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.agents.base import Agent, UnknownAgentError
-from boardzoo.envs.core.game import GameState, Move
+from boardzoo.agents.base import UnknownAgentError
+from boardzoo.agents.policy import ActionAgent
 from boardzoo.envs.core.registry import GAMES, action_game
 
 from .checkpoint import CheckpointError, load
@@ -76,13 +76,13 @@ def load_net(path: str | Path, game: str | None = None) -> tuple[PolicyValueNet,
     return net, cfg, data
 
 
-class NetAgent(Agent):
+class NetAgent(ActionAgent):
     """Plays a network: PUCT/Gumbel search with ``simulations`` per action, or the raw policy."""
 
     def __init__(self, game: str, net: torch.nn.Module, cfg: Config, simulations: int,
                  seed: int | None = None) -> None:
         self.game_name = game
-        self.game = action_game(game)
+        self.game = self.actions = action_game(game)
         self.net = net
         self.cfg = cfg
         self.simulations = simulations
@@ -107,13 +107,6 @@ class NetAgent(Agent):
                             self.simulations, add_noise=False)
         return int(search.root.actions[search.choose(0.0)])
 
-    def select_move(self, state: GameState) -> Move:
-        game = self.game
-        s = game.from_game_state(state)
-        while True:
-            s, text = game.apply_action(s, self.select_action(s))
-            if text is not None:
-                return state.parse_move(text)
 
 
 def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
