@@ -12,35 +12,34 @@ searches for forced results only.
 from __future__ import annotations
 
 from boardzoo.envs.core.registry import UnknownGameError, get_spec
-from boardzoo.envs.core.spec import Evaluator, GameSpec, zero_evaluation
+from boardzoo.envs.core.spec import DEFAULT_PLAYOUT_CAP, Evaluator, GameSpec, zero_evaluation
 
 zero = zero_evaluation
 
 __all__ = ["Evaluator", "get_evaluator", "get_playout_cap", "get_scale", "zero"]
 
 
-#: What a game without a descriptor gets (a bare GameState class, e.g. a test's toy game).
-_NO_SPEC = GameSpec(name="", long_name="", state_cls=object, actions=None,  # type: ignore
-                    max_game_length=0)
-
-
-def _spec(game: str) -> GameSpec:
+def _spec(game: str) -> GameSpec | None:
+    """Return the descriptor of ``game``, or None for a bare GameState class (a test's toy)."""
     try:
         return get_spec(game)
     except UnknownGameError:
-        return _NO_SPEC
+        return None
 
 
 def get_evaluator(game: str) -> Evaluator:
     """Return the static evaluation of game ``game`` (:func:`zero` for an unknown game)."""
-    return _spec(game).evaluate
+    spec = _spec(game)
+    return spec.evaluate if spec else zero
 
 
 def get_scale(game: str) -> float:
-    """Return the evaluation scale of ``game`` for squashing into [-1, 1]."""
-    return _spec(game).eval_scale
+    """Return the evaluation scale of ``game`` for squashing into [-1, 1] (1 if unknown)."""
+    spec = _spec(game)
+    return spec.eval_scale if spec else 1.0
 
 
 def get_playout_cap(game: str) -> int:
-    """Return the default MCTS playout length cap of ``game``."""
-    return _spec(game).playout_cap
+    """Return the default MCTS playout length cap of ``game`` (40 plies if unknown)."""
+    spec = _spec(game)
+    return spec.playout_cap if spec else DEFAULT_PLAYOUT_CAP

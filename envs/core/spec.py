@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,10 @@ from .symmetry import Symmetry, identity
 Evaluator = Callable[[GameState], float]
 #: ``render_rgb(action_state, last_move, caption)``: a picture of the position.
 RgbRenderer = Callable[[Any, "str | None", str], np.ndarray]
+
+
+#: MCTS playout cap of a game without its own (no evaluation: play out further).
+DEFAULT_PLAYOUT_CAP = 40
 
 
 def zero_evaluation(state: GameState) -> float:
@@ -51,7 +55,7 @@ class GameSpec:
     #: Evaluation that search squashes to tanh(1) = 0.76 (about "clearly winning").
     eval_scale: float = 1.0
     #: MCTS playout length cap (short where an evaluation scores the cut-off).
-    playout_cap: int = 40
+    playout_cap: int = DEFAULT_PLAYOUT_CAP
     #: Board symmetries for training augmentation, identity first (computed on first use).
     symmetries: Callable[[], list[Symmetry]] | None = None
     #: How the actions sit on the observation grid (for the conv policy head), if they do.
@@ -71,23 +75,11 @@ class GameSpec:
     batched_module: str | None = None
     #: Version of the env (``loa_v0``); bumped when observations or rewards change.
     env_version: int = 0
-    #: Per-game defaults of settings that others read by name (e.g. training's search).
-    defaults: dict[str, Any] = field(default_factory=dict)
 
     @property
     def env_name(self) -> str:
         """The PettingZoo env name (``"loa_v0"``)."""
         return f"{self.name}_v{self.env_version}"
-
-    @property
-    def env_id(self) -> str:
-        """The PettingZoo/Gymnasium registry id (``"boardzoo/loa-v0"``)."""
-        return f"boardzoo/{self.name}-v{self.env_version}"
-
-    @property
-    def player_names(self) -> tuple[str, str]:
-        """Display names of player 0 and player 1."""
-        return self.state_cls.player_names
 
     def start(self) -> GameState:
         """Return the start position."""
