@@ -49,7 +49,7 @@ def test_conv_head_masked_policy_is_legal_only(name):
     game = action_game(name)
     cfg = load_config(REPO / "configs" / f"{name}.yaml",
                       ["model.channels=8", "model.blocks=1", "model.policy_head=conv",
-                       "model.value_prior=false"])
+                       "model.value_prior=false", "model.policy_prior=0"])
     net = build_net(cfg, game).eval()
     states = random_action_states(name, 2, seed=1, max_plies=10)
     obs = torch.from_numpy(np.stack([game.observation(s, game.to_move(s)) for s in states]))

@@ -29,10 +29,11 @@ torch.set_num_threads(1)
 
 
 def small(name: str, *sets: str):
-    """The game's shipped config with a small trunk, no value prior (unless ``sets`` turn it
-    on) and the given overrides."""
+    """The game's shipped config with a small trunk, no priors, default initialisation (unless
+    ``sets`` turn them on) and the given overrides."""
     return load_config(REPO / "configs" / f"{name}.yaml",
-                       ["model.channels=8", "model.blocks=1", "model.value_prior=false", *sets])
+                       ["model.channels=8", "model.blocks=1", "model.value_prior=false",
+                        "model.policy_prior=0", "model.zero_init_heads=false", *sets])
 
 
 def observations(name: str, states: list) -> torch.Tensor:
@@ -115,7 +116,8 @@ def test_bilinear_scores_have_rank_d_where_the_conv_head_has_policy_channels_plu
     bilinear head, at most 8 + 1 with a conv head of 8 policy channels (+ bias)."""
     game = action_game("ultima")
     obs = observations("ultima", random_action_states("ultima", 1, seed=2))
-    base = ["model.blocks=1", "model.value_prior=false"]
+    base = ["model.blocks=1", "model.value_prior=false", "model.policy_prior=0",
+            "model.zero_init_heads=false"]
     conv = build_net(load_config(REPO / "configs" / "ultima.yaml",
                                  [*base, "model.policy_head=conv", "model.policy_channels=8"]),
                      game).eval()

@@ -7,7 +7,9 @@ for the player to act. ``ptr`` is the next slot to write and ``added`` the
 number of positions ever added; both are saved in checkpoints, together with
 the contents, so ``--resume`` continues with the same buffer.
 With ``priors`` (``model.value_prior``) each position also keeps its static
-evaluation prior, which batches and checkpoints then carry as ``prior``.
+evaluation prior, which batches and checkpoints then carry as ``prior``; with
+``action_priors`` (``model.policy_prior``) the game's action prior of each legal
+action, carried as ``action_prior`` (dense in batches, beside the policy).
 """
 
 from __future__ import annotations
@@ -24,9 +26,13 @@ from .selfplay import GameRecord
 
 class ReplayBuffer:
     def __init__(self, capacity: int, obs_shape: tuple[int, ...], num_actions: int,
-                 priors: bool = False) -> None:
-        """Hold ``capacity`` positions; with ``priors`` also each one's value prior."""
+                 priors: bool = False, action_priors: bool = False) -> None:
+        """Hold ``capacity`` positions; with ``priors`` also each one's value prior, with
+        ``action_priors`` its legal actions' action prior."""
         self.capacity = capacity
+        #: Weight of the root search value in the value targets of added games
+        #: (``train.value_target_q``; see :meth:`GameRecord.values`).
+        self.value_target_q = 0.0
         self.obs_shape = tuple(obs_shape)
         self.num_actions = num_actions
         self.obs = np.zeros((capacity, *obs_shape), dtype=np.float16)
@@ -35,6 +41,9 @@ class ReplayBuffer:
         self.prior = np.zeros(capacity, dtype=np.float32) if priors else None
         self.actions: list[np.ndarray] = [np.zeros(0, np.int32)] * capacity
         self.probs: list[np.ndarray] = [np.zeros(0, np.float32)] * capacity
+        #: Action prior of each position's legal actions (``model.policy_prior``), else None.
+        self.aprior: list[np.ndarray] | None = (
+            [np.zeros(0, np.float32)] * capacity if action_priors else None)
         self.ptr = 0
         self.size = 0
         self.added = 0
@@ -44,14 +53,16 @@ class ReplayBuffer:
 
     def add_game(self, rec: GameRecord) -> None:
         """Add every position of a self-play game with its outcome for the player to act."""
-        values = rec.values()
+        values = rec.values(self.value_target_q)
         for k in range(len(rec.obs)):
             self.add(rec.obs[k], rec.actions[k], rec.probs[k], float(values[k]),
-                     rec.priors[k] if rec.priors else 0.0)
+                     rec.priors[k] if rec.priors else 0.0,
+                     rec.action_priors[k] if rec.action_priors else None)
 
     def add(self, obs: np.ndarray, actions: np.ndarray, probs: np.ndarray, value: float,
-            prior: float = 0.0) -> None:
-        """Add one position: observation, legal actions, their target probabilities, value."""
+            prior: float = 0.0, action_prior: np.ndarray | None = None) -> None:
+        """Add one position: observation, legal actions, their target probabilities, value
+        (and the value prior, the legal actions' action prior where the buffer keeps them)."""
         i = self.ptr
         self.obs[i] = obs
         self.value[i] = value
@@ -59,6 +70,9 @@ class ReplayBuffer:
             self.prior[i] = prior
         self.actions[i] = actions
         self.probs[i] = probs
+        if self.aprior is not None:
+            self.aprior[i] = (np.zeros(len(actions), np.float32) if action_prior is None
+                              else np.asarray(action_prior, dtype=np.float32))
         self.ptr = (i + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
         self.added += 1
@@ -66,11 +80,13 @@ class ReplayBuffer:
     def sample(self, batch: int, rng: np.random.Generator,
                syms: list[Symmetry] | None = None) -> dict[str, torch.Tensor]:
         """Return a batch: obs (B, H, W, C), policy (B, A), mask (B, A) bool, value (B,)
-        (and prior (B,) when the buffer keeps priors)."""
+        (and prior (B,), action_prior (B, A) when the buffer keeps them)."""
         idx = rng.integers(0, self.size, size=batch)
         obs = self.obs[idx].astype(np.float32)
         policy = np.zeros((batch, self.num_actions), dtype=np.float32)
         mask = np.zeros((batch, self.num_actions), dtype=bool)
+        aprior = (np.zeros((batch, self.num_actions), dtype=np.float32)
+                  if self.aprior is not None else None)
         which = rng.integers(0, len(syms), size=batch) if syms and len(syms) > 1 else None
         for b, i in enumerate(idx):
             a = self.actions[i]
@@ -80,10 +96,14 @@ class ReplayBuffer:
                 obs[b] = sym.obs(obs[b])
             policy[b, a] = self.probs[i]
             mask[b, a] = True
+            if aprior is not None:
+                aprior[b, a] = self.aprior[i]
         out = {"obs": torch.from_numpy(obs), "policy": torch.from_numpy(policy),
                "mask": torch.from_numpy(mask), "value": torch.from_numpy(self.value[idx].copy())}
         if self.prior is not None:
             out["prior"] = torch.from_numpy(self.prior[idx].copy())
+        if aprior is not None:
+            out["action_prior"] = torch.from_numpy(aprior)
         return out
 
     # -- checkpoints ---------------------------------------------------------------------
@@ -103,6 +123,9 @@ class ReplayBuffer:
         }
         if self.prior is not None:
             out["prior"] = torch.from_numpy(self.prior[:n].copy())
+        if self.aprior is not None:
+            cat_b = np.concatenate(self.aprior[:n]) if n else np.zeros(0, np.float32)
+            out["action_prior"] = torch.from_numpy(cat_b.astype(np.float32))
         return out
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
@@ -119,6 +142,7 @@ class ReplayBuffer:
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         acts = d["actions"].numpy()
         probs = d["probs"].numpy()
+        aprior = d["action_prior"].numpy() if "action_prior" in d else np.zeros_like(probs)
         if obs.shape[1:] != self.obs_shape:
             raise ValueError(f"buffer observations have shape {obs.shape[1:]}, "
                              f"expected {self.obs_shape}")
@@ -130,6 +154,8 @@ class ReplayBuffer:
             for k in range(n):
                 self.actions[k] = acts[offsets[k]:offsets[k + 1]].copy()
                 self.probs[k] = probs[offsets[k]:offsets[k + 1]].copy()
+                if self.aprior is not None:
+                    self.aprior[k] = aprior[offsets[k]:offsets[k + 1]].copy()
             self.ptr, self.size, self.added = int(d["ptr"]), n, int(d["added"])
             return
         self.ptr = self.size = 0
@@ -141,6 +167,8 @@ class ReplayBuffer:
                 self.prior[i] = prior[k]
             self.actions[i] = acts[offsets[k]:offsets[k + 1]].copy()
             self.probs[i] = probs[offsets[k]:offsets[k + 1]].copy()
+            if self.aprior is not None:
+                self.aprior[i] = aprior[offsets[k]:offsets[k + 1]].copy()
             self.ptr = (i + 1) % self.capacity
             self.size = min(self.size + 1, self.capacity)
         self.added = int(d["added"])

@@ -22,7 +22,7 @@ import yaml
 
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
 from boardzoo.envs.core.game import BoardzooError
-from boardzoo.envs.core.registry import game_names
+from boardzoo.envs.core.registry import game_names, get_spec
 
 
 class ConfigError(BoardzooError):
@@ -57,6 +57,15 @@ class ModelConfig:
     #: Value = tanh(static evaluation / scale + the head's output): the game's evaluation
     #: (boardzoo.agents.evaluation) as a prior the network corrects (reference engine only).
     value_prior: bool = False
+    #: Policy logits = the head's output + ``policy_prior`` x the game's action prior
+    #: (``GameSpec.action_prior``; Ultima: the material a capture takes, pawn = 1): the
+    #: network learns a correction to "take the most valuable piece" (reference engine
+    #: only). 0: off.
+    policy_prior: float = 0.0
+    #: Start the value head's last layer and the policy head's output at zero: a network
+    #: with priors then starts as exactly its priors (value tanh(evaluation / scale),
+    #: logits ``policy_prior`` x the action prior), one without as value 0, uniform policy.
+    zero_init_heads: bool = False
     #: A model file (``boardzoo.training.distill`` output, a run's ``best.pt``) whose weights
     #: start a new run (ignored on --resume); its model config must match this one.
     init_from: str = ""
@@ -138,6 +147,9 @@ class TrainConfig:
     augment: bool = True
     #: Weight of the value loss (policy loss weight is 1).
     value_loss_weight: float = 1.0
+    #: Value target = (1 - w) x the game's outcome + w x the root search's value at that
+    #: position (for the player to act): w > 0 damps the noise of one game's result.
+    value_target_q: float = 0.0
 
 
 @dataclass
@@ -291,6 +303,11 @@ def validate(cfg: Config) -> Config:
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
     need(not m.value_prior or p.engine == "reference", "model.value_prior",
          "false with selfplay.engine batched (the prior is computed on reference states)")
+    need(m.policy_prior >= 0, "model.policy_prior", "0 (off) or more")
+    need(m.policy_prior == 0 or get_spec(cfg.game).action_prior is not None,
+         "model.policy_prior", f"0: {cfg.game} has no action prior (GameSpec.action_prior)")
+    need(m.policy_prior == 0 or p.engine == "reference", "model.policy_prior",
+         "0 with selfplay.engine batched (the prior is computed on reference states)")
     need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
          "local with selfplay.engine batched (the Ray pool plays the reference engine)")
     need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",
@@ -304,6 +321,7 @@ def validate(cfg: Config) -> Config:
     need(t.buffer_size >= t.batch_size, "train.buffer_size", "at least train.batch_size")
     need(t.min_buffer >= 0, "train.min_buffer", "0 or more")
     need(t.value_loss_weight >= 0, "train.value_loss_weight", "0 or more")
+    need(0 <= t.value_target_q <= 1, "train.value_target_q", "between 0 and 1")
     e = cfg.eval
     need(e.every >= 0, "eval.every", "0 or more")
     need(e.games >= 0, "eval.games", "0 or more")

@@ -50,7 +50,7 @@ from .buffer import ReplayBuffer
 from .checkpoint import model_file, save_atomic
 from .config import Config, ConfigError, load_config
 from .network import build_net
-from .prior import static_prior
+from .prior import action_prior, static_prior
 from .selfplay import adjudicate, selfplay_seed
 from .trainer import compute_loss
 
@@ -66,6 +66,8 @@ class TeacherData:
     probs: list[np.ndarray] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
     priors: list[float] = field(default_factory=list)
+    #: Action prior of the legal actions (``model.policy_prior`` configs only, else empty).
+    action_priors: list[np.ndarray] = field(default_factory=list)
     games: int = 0
 
     def __len__(self) -> int:
@@ -137,6 +139,8 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
                 data.probs.append(policy.astype(np.float32))
                 data.values.append(math.tanh(prior))
                 data.priors.append(prior)
+                if cfg.model.policy_prior:
+                    data.action_priors.append(action_prior(cfg.game, state, actions))
                 players.append(player)
             if move < opening or rng.random() < epsilon:
                 i = int(rng.integers(len(actions)))
@@ -166,9 +170,10 @@ def distill(cfg: Config, data: TeacherData, steps: int, seed: int = 0,
         torch.manual_seed(cfg.seed)
         net = build_net(cfg, game)
     buf = ReplayBuffer(max(len(data), 1), game.observation_shape, game.num_actions,
-                       priors=cfg.model.value_prior)
+                       priors=cfg.model.value_prior, action_priors=cfg.model.policy_prior > 0)
     for k in range(len(data)):
-        buf.add(data.obs[k], data.actions[k], data.probs[k], data.values[k], data.priors[k])
+        buf.add(data.obs[k], data.actions[k], data.probs[k], data.values[k], data.priors[k],
+                data.action_priors[k] if data.action_priors else None)
     syms = get_spec(cfg.game).all_symmetries() if cfg.train.augment else None
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.train.lr,
                             weight_decay=cfg.train.weight_decay)

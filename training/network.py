@@ -35,7 +35,11 @@ Options (all off by default, so default configs build the same network):
 * ``model.value_prior``: value = tanh(prior + head output), ``prior`` being the
   game's static evaluation / scale of each position (:mod:`.prior`), passed to
   :meth:`PolicyValueNet.forward`; the pre-activation is clipped to +-8 so the
-  value stays strictly inside (-1, 1).
+  value stays strictly inside (-1, 1);
+* ``model.policy_prior``: logits = head output + ``policy_prior`` x the game's action
+  prior (:func:`.prior.dense_action_prior`), passed to :meth:`PolicyValueNet.forward`;
+* ``model.zero_init_heads``: the value head's last layer and the policy head's output
+  start at zero, so that a network with priors starts as its priors.
 """
 
 from __future__ import annotations
@@ -142,8 +146,10 @@ class PolicyValueNet(nn.Module):
         #: Game whose static evaluation feeds the value prior (see :mod:`.prior`).
         self.game_name = game_name
         self.value_prior = bool(cfg.value_prior)
-        if self.value_prior and not game_name:
-            raise ValueError("model.value_prior needs the game's name (its static evaluation)")
+        #: Weight of the game's action prior in the logits (``model.policy_prior``; 0: none).
+        self.policy_prior = float(cfg.policy_prior)
+        if (self.value_prior or self.policy_prior) and not game_name:
+            raise ValueError("model.value_prior and model.policy_prior need the game's name")
         self.grid = grid
         kernel_mask = None
         feature_of = np.arange(h * w)  # observation grid index -> trunk feature index
@@ -192,14 +198,34 @@ class PolicyValueNet(nn.Module):
                                         nn.ReLU())
         self.value_fc = nn.Sequential(nn.Linear(h * w, cfg.value_hidden), nn.ReLU(),
                                       nn.Linear(cfg.value_hidden, 1))
+        if cfg.zero_init_heads:
+            self._zero_heads()
 
-    def forward(self, obs: torch.Tensor,
-                prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def _zero_heads(self) -> None:
+        """Zero the value head's last layer and the policy head's output (see the options)."""
+        out = [self.value_fc[-1]]
+        if self.bilinear is not None:
+            out.append(self.bilinear.key)  # scores <q, k> = 0; q still gets gradients
+        elif self.layout is None:
+            out.append(self.policy_fc)
+        else:
+            out.append(self.policy_cells)
+            if self.policy_extra is not None:
+                out.append(self.policy_extra)
+        with torch.no_grad():
+            for layer in out:
+                for param in layer.parameters():
+                    param.zero_()
+
+    def forward(self, obs: torch.Tensor, prior: torch.Tensor | None = None,
+                action_prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Map a batch ``(B, H, W, C)`` of observations to (logits ``(B, A)``, value ``(B,)``).
 
         The logits are raw: mask them with :func:`masked_log_softmax` before use. ``prior``
         ``(B,)`` (static evaluation / scale, :func:`boardzoo.training.prior.static_prior`) is
-        required by a ``value_prior`` network and ignored by others.
+        required by a ``value_prior`` network and ignored by others; ``action_prior``
+        ``(B, A)`` (:func:`boardzoo.training.prior.dense_action_prior`) likewise by a
+        ``policy_prior`` network.
         """
         x = obs.permute(0, 3, 1, 2)
         mask = None
@@ -230,6 +256,11 @@ class PolicyValueNet(nn.Module):
                 if self.policy_extra is not None:
                     pooled = x.mean(dim=(2, 3))
                     logits = torch.cat([logits, self.policy_extra(pooled)], dim=1)
+        if self.policy_prior:
+            if action_prior is None:
+                raise ValueError("this network has model.policy_prior: pass the action prior "
+                                 "(boardzoo.training.prior.dense_action_prior) to forward")
+            logits = logits + self.policy_prior * action_prior.to(logits.dtype)
         v = self.value_conv(x)
         if mask is not None:
             v = v * mask

@@ -1,4 +1,5 @@
-"""The static-evaluation prior of the value head (``model.value_prior``).
+"""Static priors the network corrects: the value prior (``model.value_prior``) and the
+policy prior (``model.policy_prior``).
 
 A ``value_prior`` network outputs ``tanh(prior + residual)``: ``prior`` is the
 game's static evaluation of the position from the side to move (the game
@@ -6,6 +7,11 @@ descriptor's ``evaluate``) divided by its ``eval_scale``, the same squashing
 MCTS playout cut-offs and self-play adjudication use. It is computed here from
 action states (for Whistling the position before the turn in progress, whose side
 to move is the player acting).
+
+A ``policy_prior`` network adds ``policy_prior`` x the game's action prior
+(:attr:`boardzoo.envs.core.spec.GameSpec.action_prior`, e.g. the material an Ultima
+capture takes) to its policy logits: :func:`action_prior` gives it per legal action,
+:func:`dense_action_prior` as a ``(B, num_actions)`` array for a batch of states.
 """
 
 from __future__ import annotations
@@ -28,4 +34,25 @@ def static_prior(game_name: str, game, states: Sequence[Any]) -> np.ndarray:
         if not g.is_terminal():
             v = evaluate(g) / scale
             out[i] = v if g.to_move == game.to_move(s) else -v
+    return out
+
+
+def action_prior(game_name: str, state: Any, actions: np.ndarray) -> np.ndarray:
+    """Return the action prior of each of ``actions`` (legal in ``state``), float32."""
+    scored, scores = get_spec(game_name).action_prior(state)
+    out = np.zeros(len(actions), dtype=np.float32)
+    if len(scored):
+        where = dict(zip(scored.tolist(), scores.tolist(), strict=True))
+        for k, a in enumerate(np.asarray(actions).tolist()):
+            out[k] = where.get(a, 0.0)
+    return out
+
+
+def dense_action_prior(game_name: str, states: Sequence[Any], num_actions: int) -> np.ndarray:
+    """Return the action prior of every action of each state as ``(B, num_actions)`` float32."""
+    prior = get_spec(game_name).action_prior
+    out = np.zeros((len(states), num_actions), dtype=np.float32)
+    for i, s in enumerate(states):
+        scored, scores = prior(s)
+        out[i, scored] = scores
     return out

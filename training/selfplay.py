@@ -40,7 +40,7 @@ from boardzoo.envs.core.registry import action_game
 from .config import Config, from_dict
 from .mcts import Node, Search
 from .network import build_net
-from .prior import static_prior
+from .prior import action_prior, dense_action_prior, static_prior
 
 
 @dataclass
@@ -63,11 +63,20 @@ class GameRecord:
     forced: int = 0
     #: Static-evaluation prior of each position (``model.value_prior`` only, else empty).
     priors: list[float] = field(default_factory=list)
+    #: Action prior of each position's legal actions (``model.policy_prior`` only, else empty).
+    action_priors: list[np.ndarray] = field(default_factory=list)
+    #: The root search's value of each position for the player to act (its mean backed-up
+    #: value; empty where the record was not made by a search).
+    root_values: list[float] = field(default_factory=list)
 
-    def values(self) -> np.ndarray:
-        """The outcome from the view of the player who acted at each position."""
+    def values(self, q_weight: float = 0.0) -> np.ndarray:
+        """Value targets: the outcome from the view of the player who acted at each position,
+        mixed with the root search's value with weight ``q_weight`` (``train.value_target_q``)."""
         p = np.asarray(self.players)
-        return np.where(p == 0, self.outcome, -self.outcome).astype(np.float32)
+        z = np.where(p == 0, self.outcome, -self.outcome).astype(np.float32)
+        if q_weight > 0 and len(self.root_values) == len(z):
+            z = (1 - q_weight) * z + q_weight * np.asarray(self.root_values, np.float32)
+        return z.astype(np.float32)
 
 
 class NetEvaluator:
@@ -85,8 +94,13 @@ class NetEvaluator:
         if self.net.training:
             self.net.eval()
         args = [torch.from_numpy(obs)]
-        if getattr(self.net, "value_prior", False):
-            args.append(torch.from_numpy(static_prior(self.net.game_name, game, states)))
+        net = self.net
+        if getattr(net, "value_prior", False) or getattr(net, "policy_prior", 0.0):
+            args.append(torch.from_numpy(static_prior(net.game_name, game, states))
+                        if net.value_prior else None)
+        if getattr(net, "policy_prior", 0.0):
+            args.append(torch.from_numpy(
+                dense_action_prior(net.game_name, states, game.num_actions)))
         with torch.inference_mode():
             logits, values = self.net(*args)
         self.calls += 1
@@ -165,6 +179,9 @@ class _Slot:
         rec.players.append(root.player)
         if cfg.model.value_prior:
             rec.priors.append(float(static_prior(cfg.game, game, [root.state])[0]))
+        if cfg.model.policy_prior:
+            rec.action_priors.append(action_prior(cfg.game, root.state, actions))
+        rec.root_values.append(float(root.W.sum() / max(root.N.sum(), 1)))
         temperature = 1.0 if self.moves < cfg.selfplay.temperature_moves else 0.0
         i = search.choose(temperature)
         child = root.children[i]

@@ -97,7 +97,7 @@ class RunDirError(ConfigError):
 def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
                  value_weight: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (total, policy, value) losses of a batch (see module docstring)."""
-    logits, value = net(batch["obs"], batch["prior"]) if "prior" in batch else net(batch["obs"])
+    logits, value = net(batch["obs"], batch.get("prior"), batch.get("action_prior"))
     mask = batch["mask"]
     logp = masked_log_softmax(logits, mask).masked_fill(~mask, 0.0)
     policy_loss = -(batch["policy"] * logp).sum(-1).mean()
@@ -128,7 +128,9 @@ class Trainer:
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.train.lr,
                                      weight_decay=cfg.train.weight_decay)
         self.buffer = ReplayBuffer(cfg.train.buffer_size, self.game.observation_shape,
-                                   self.game.num_actions, priors=cfg.model.value_prior)
+                                   self.game.num_actions, priors=cfg.model.value_prior,
+                                   action_priors=cfg.model.policy_prior > 0)
+        self.buffer.value_target_q = cfg.train.value_target_q
         self.syms = self.spec.all_symmetries() if cfg.train.augment else None
         self.iteration = 0
         self.elapsed = 0.0

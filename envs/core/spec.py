@@ -23,6 +23,10 @@ from .symmetry import Symmetry, identity
 #: Static evaluation of a non-terminal state from the side to move's view (about one unit
 #: per piece); search agents squash it with the descriptor's ``eval_scale``.
 Evaluator = Callable[[GameState], float]
+#: ``action_prior(action_state)``: (actions, scores) of the legal actions a static rule of
+#: thumb rates above 0 (e.g. the material a capture takes), in evaluation units; the
+#: others score 0. Search networks may add it to their policy logits (``model.policy_prior``).
+ActionPrior = Callable[[Any], "tuple[np.ndarray, np.ndarray]"]
 #: ``render_rgb(action_state, last_move, caption)``: a picture of the position.
 RgbRenderer = Callable[[Any, "str | None", str], np.ndarray]
 
@@ -54,6 +58,8 @@ class GameSpec:
     evaluate: Evaluator = zero_evaluation
     #: Evaluation that search squashes to tanh(1) = 0.76 (about "clearly winning").
     eval_scale: float = 1.0
+    #: Static score of the legal actions of an action state (None: the game has none).
+    action_prior: ActionPrior | None = None
     #: MCTS playout length cap (short where an evaluation scores the cut-off).
     playout_cap: int = DEFAULT_PLAYOUT_CAP
     #: Board symmetries for training augmentation, identity first (computed on first use).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.game import GameState
 from .movegen import pseudo_moves
 
@@ -37,3 +39,19 @@ def ultima_eval(state: GameState) -> float:
     m1, n1, threat = _side(board, me, frozen)
     m2, n2, _ = _side(board, me ^ 8, frozen)
     return m1 - m2 + W_MOBILITY * (n1 - n2) + W_THREAT * threat
+
+
+def capture_values(state: GameState) -> tuple[np.ndarray, np.ndarray]:
+    """Return the legal moves that capture and the material each takes (pawn = 1).
+
+    The policy prior of Ultima networks (``model.policy_prior``): a capture's worth, the
+    rule of thumb that orders captures first (most valuable victims first) in a search.
+    """
+    board = state.board  # type: ignore[attr-defined]
+    moves, values = [], []
+    for move in state.legal_moves():
+        caps = state.captures(move)  # type: ignore[attr-defined]
+        if caps:
+            moves.append(move)
+            values.append(sum(VALUES[board[c] & 7] for c in caps))
+    return np.asarray(moves, dtype=np.int64), np.asarray(values, dtype=np.float32)

@@ -8,7 +8,7 @@ from ..core.layout import ActionLayout, PairLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import UltimaActions
-from .evaluation import ultima_eval
+from .evaluation import capture_values, ultima_eval
 from .layout import NUM_KINDS, NUM_SQUARES, action_cells, action_kinds
 from .render import render_rgb
 from .rules import PLY_CAP, State
@@ -27,6 +27,8 @@ SPEC = register_game(GameSpec(
     max_game_length=PLY_CAP,  # plies, one action each
     evaluate=ultima_eval,
     eval_scale=3.0,
+    # Ultima's action is its rules move, so the action state is the rules state.
+    action_prior=capture_values,
     playout_cap=8,
     # No symmetries: the only candidate is the left-right mirror, and Abbott's array is not
     # mirror-symmetric (I/O and K/W trade places).

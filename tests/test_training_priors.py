@@ -1,0 +1,154 @@
+"""The policy prior (``model.policy_prior``, Ultima's capture values), zero-initialised
+heads and the value target mixed with the root search value (``train.value_target_q``)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from boardzoo.envs.core.registry import action_game, get_spec
+from boardzoo.envs.ultima.evaluation import capture_values
+from boardzoo.training.buffer import ReplayBuffer
+from boardzoo.training.config import ConfigError, load_config
+from boardzoo.training.network import build_net
+from boardzoo.training.prior import action_prior, dense_action_prior
+from boardzoo.training.selfplay import GameRecord, NetEvaluator
+
+from conftest import random_action_states
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = str(REPO / "configs" / "tiny.yaml")
+
+torch.set_num_threads(1)
+
+
+def ultima_net(*sets: str):
+    cfg = load_config(REPO / "configs" / "ultima.yaml",
+                      ["model.channels=8", "model.blocks=1", *sets])
+    return build_net(cfg, action_game("ultima")).eval()
+
+
+# -- Ultima's capture values (hand-checked against the rules, spec 11) -----------------------
+def test_capture_values_of_hand_checked_positions():
+    state = get_spec("ultima").load_state
+    # Spec 11: the only capture is a2-d2 with the frozen d4 pawn as pincer partner (d3 = pawn).
+    moves, values = capture_values(state("k7/8/5W2/4i3/3P1L2/3p4/P7/7K w 0 1"))
+    assert [state("k7/8/5W2/4i3/3P1L2/3p4/P7/7K w 0 1").move_to_str(m) for m in moves] == \
+        ["a2d2xd3"] and values.tolist() == [1.0]
+    # Spec 11: the king takes the adjacent chameleon (3 pawns); its other moves take nothing.
+    pos = state("4k3/pp1C4/8/8/8/8/8/7K b 0 1")
+    moves, values = capture_values(pos)
+    assert [pos.move_to_str(m) for m in moves] == ["e8d7xd7"] and values.tolist() == [3.0]
+    # The start position has no capture; a finished game has no legal move at all.
+    assert len(capture_values(get_spec("ultima").start())[0]) == 0
+    assert len(capture_values(state("7k/8/8/8/8/7P/1i6/Kw6 w 0 1"))[0]) == 0
+
+
+def test_action_prior_lines_up_with_the_legal_actions():
+    game = action_game("ultima")
+    for s in random_action_states("ultima", 6, seed=3, max_plies=60):
+        actions = np.asarray(game.legal_actions(s))
+        aligned = action_prior("ultima", s, actions)
+        dense = dense_action_prior("ultima", [s], game.num_actions)[0]
+        assert np.array_equal(dense[actions], aligned)
+        assert dense.sum() == aligned.sum()  # nothing outside the legal actions
+        moves, values = capture_values(game.game_state(s))
+        assert sorted(actions[aligned > 0].tolist()) == sorted(moves.tolist())
+
+
+# -- network --------------------------------------------------------------------------------
+def test_zero_init_network_is_exactly_its_priors():
+    """With zero-initialised heads: logits = policy_prior x capture values, value =
+    tanh(evaluation / scale), for the player to act."""
+    game = action_game("ultima")
+    net = ultima_net("model.policy_prior=2", "model.value_prior=true",
+                     "model.zero_init_heads=true")
+    states = random_action_states("ultima", 8, seed=5, max_plies=80)
+    logits, values = NetEvaluator(net, game)(states)
+    spec = get_spec("ultima")
+    for s, lg, v in zip(states, logits, values, strict=True):
+        want = np.zeros(game.num_actions, np.float32)
+        moves, caps = capture_values(s)
+        want[moves] = 2.0 * caps
+        assert np.allclose(lg, want, atol=1e-6)
+        assert v == pytest.approx(math.tanh(spec.evaluate(s) / spec.eval_scale), abs=1e-5)
+
+
+def test_policy_prior_network_needs_the_action_prior():
+    net = ultima_net("model.policy_prior=1", "model.value_prior=false")
+    obs = torch.zeros(2, *action_game("ultima").observation_shape)
+    with pytest.raises(ValueError, match="policy_prior"):
+        net(obs)
+    bonus = torch.zeros(2, 4096)
+    bonus[0, 7] = 3.0
+    with torch.no_grad():
+        base, _ = net(obs, None, torch.zeros(2, 4096))
+        with_bonus, _ = net(obs, None, bonus)
+    assert torch.allclose(with_bonus - base, bonus)
+
+
+def test_default_initialisation_is_not_zero():
+    net = ultima_net("model.zero_init_heads=false")
+    assert net.value_fc[-1].weight.abs().sum() > 0 and net.bilinear.key.weight.abs().sum() > 0
+
+
+# -- config ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("sets, message", [
+    (["game=loa", "model.policy_prior=1"], "loa has no action prior"),
+    (["game=ultima", "model.policy_prior=-1"], "model.policy_prior must be 0"),
+    (["game=ultima", "model.policy_prior=1", "selfplay.engine=batched"], "model.policy_prior"),
+    (["train.value_target_q=1.5"], "train.value_target_q must be between 0 and 1"),
+])
+def test_prior_settings_are_validated(sets, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(TINY, sets)
+
+
+# -- value target and buffer ----------------------------------------------------------------
+def test_value_target_mixes_outcome_and_root_value():
+    rec = GameRecord(0, players=[0, 1, 0], outcome=1.0, root_values=[0.2, -0.6, 0.0])
+    assert rec.values().tolist() == [1.0, -1.0, 1.0]
+    assert np.allclose(rec.values(0.5), [0.6, -0.8, 0.5])
+    assert np.allclose(rec.values(1.0), [0.2, -0.6, 0.0])
+    assert GameRecord(0, players=[1], outcome=0.5).values(0.5).tolist() == [-0.5]  # no values
+
+
+def test_buffer_keeps_action_priors_through_its_state_dict():
+    buf = ReplayBuffer(8, (2, 2, 1), 5, action_priors=True)
+    for k in range(6):
+        buf.add(np.full((2, 2, 1), k, np.float32), np.array([1, 3], np.int32),
+                np.array([0.5, 0.5], np.float32), 0.0, action_prior=np.array([k, 2.0 * k]))
+    other = ReplayBuffer(4, (2, 2, 1), 5, action_priors=True)  # smaller: keeps the newest
+    other.load_state_dict(buf.state_dict())
+    batch = other.sample(32, np.random.default_rng(0))
+    k = batch["obs"][:, 0, 0, 0]
+    assert torch.all(k >= 2)
+    want = torch.zeros(32, 5)
+    want[:, 1], want[:, 3] = k, 2 * k
+    assert torch.equal(batch["action_prior"], want)
+    plain = ReplayBuffer(8, (2, 2, 1), 5)
+    plain.add(np.zeros((2, 2, 1), np.float32), np.array([1], np.int32), np.ones(1, np.float32), 0.0)
+    assert "action_prior" not in plain.state_dict()
+    assert "action_prior" not in plain.sample(2, np.random.default_rng(0))
+
+
+def test_policy_prior_training_records_priors_and_resumes(tmp_path):
+    from boardzoo.training.trainer import Trainer
+
+    sets = ["game=ultima", "iterations=1", "selfplay.max_moves=30", "mcts.simulations=3",
+            "eval.games=0", "model.policy_head=bilinear", "model.policy_prior=2",
+            "model.value_prior=true", "model.zero_init_heads=true", "train.value_target_q=0.5",
+            "train.min_buffer=1", "selfplay.games_per_iteration=2"]
+    t = Trainer(load_config(TINY, sets), tmp_path / "run", progress=False, echo=False)
+    t.run()
+    n = len(t.buffer)
+    assert n > 0 and any(a.sum() > 0 for a in t.buffer.aprior[:n])  # captures happened
+    again = Trainer(load_config(TINY, [*sets[:1], "iterations=2", *sets[2:]]), tmp_path / "run",
+                    resume=True, progress=False, echo=False)
+    assert all(np.array_equal(a, b) for a, b in zip(again.buffer.aprior[:n], t.buffer.aprior[:n],
+                                                     strict=True))
+    assert again.run()["iteration"] == 2
