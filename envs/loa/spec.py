@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.draw import BOARD8_CELLS
 from ..core.layout import ActionLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
-from ..core.draw import BOARD8_CELLS
 from .actions import LoaActions, move_cells
 from .evaluation import loa_eval
 from .render import render_rgb
