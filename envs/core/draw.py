@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .board8 import FILES
+from .board8 import FILES, square_name
 
 LIGHT = (238, 218, 181)
 DARK = (181, 136, 99)
@@ -42,6 +42,8 @@ class PictureCells:
     centre: Callable[[int], tuple[float, float]]
     #: Pixels across one cell (markers are drawn in proportion).
     size: float
+    #: ``name(cell)``: the cell's name in the game's notation (``"e4"``).
+    name: Callable[[int], str]
 
 
 def font(size: int) -> ImageFont.ImageFont:
@@ -137,4 +139,4 @@ def draw_board8(
 
 
 #: Where the squares of a :func:`draw_board8` picture are (LOA, Ultima).
-BOARD8_CELLS = PictureCells(board8_square_at, board8_centre, CELL)
+BOARD8_CELLS = PictureCells(board8_square_at, board8_centre, CELL, square_name)

@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw
 
 from ..core.draw import PictureCells, font
 from .actions import HopState, WhistlingActions
-from .hexgrid import BIT, CELLS, COLUMNS, NUM_CELLS, NUM_COLUMNS, NUM_ROWS
+from .hexgrid import BIT, CELL_NAMES, CELLS, COLUMNS, NUM_CELLS, NUM_COLUMNS, NUM_ROWS
 from .notation import spell
 from .rules import SIDES, diagram
 
@@ -47,7 +47,7 @@ def cell_at(x: float, y: float) -> int | None:
 
 
 #: Where the cells of a :func:`draw_board` picture are.
-PICTURE_CELLS = PictureCells(cell_at, cell_centre, 2 * _DX)
+PICTURE_CELLS = PictureCells(cell_at, cell_centre, 2 * _DX, CELL_NAMES.__getitem__)
 
 
 def draw_board(x: int, o: int, highlight: set[int] = frozenset(), moving: int = -1,
