@@ -75,7 +75,7 @@ def compose(picture: np.ndarray, where: PictureCells, turn: Turn) -> np.ndarray:
         r = where.size * 0.47
         x, y = where.centre(turn.selected)
         draw.ellipse([x - r, y - r, x + r, y + r], outline=CHOSEN, width=4)
-        d = where.size * 0.16
+        d = max(where.size * 0.16, 6.0)  # hexes are small: a dot must stay visible
         for cell in turn.targets():
             x, y = where.centre(cell)
             draw.ellipse([x - d, y - d, x + d, y + d], fill=TARGET, outline=(255, 255, 255))
