@@ -134,6 +134,29 @@ def test_human_render_mode_shows_the_rgb_picture_in_a_window(game):
     assert not window.is_open and not pygame.display.get_init()
 
 
+def test_human_window_closed_by_its_user_stays_closed_and_the_game_goes_on():
+    env = whistling_v0.env(render_mode="human")
+    raw = env.unwrapped
+    raw.metadata = {**raw.metadata, "render_fps": 1000}
+    env.reset(seed=0)
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    env.step(raw.legal_actions()[0])  # the step's frame finds the close event
+    assert raw.window.closed and not raw.window.is_open
+    env.step(raw.legal_actions()[0])  # no window, no error
+    assert raw.turns_played == 2
+    env.close()
+
+
+def test_single_agent_env_human_window_closes():
+    from boardzoo.agents.single_agent import SingleAgentEnv
+    env = SingleAgentEnv("loa", seed=0, render_mode="human")
+    env.raw.metadata = {**env.raw.metadata, "render_fps": 1000}
+    env.reset()
+    assert env.raw.window.is_open
+    env.close()
+    assert not env.raw.window.is_open
+
+
 def test_human_render_waits_for_render_fps():
     env = loa_v0.env(render_mode="human")
     raw = env.unwrapped
@@ -280,7 +303,7 @@ def test_play_command_closing_the_window_abandons_the_game(monkeypatch, capsys):
     assert closes == ["click a piece to move"]
 
 
-def test_gui_cannot_join_a_tournament_or_take_a_parameter():
+def test_gui_takes_no_parameter():
     from boardzoo.agents.base import UnknownAgentError
     with pytest.raises(UnknownAgentError, match="no parameter"):
         make_agent("gui:1", "loa")
