@@ -21,7 +21,7 @@ from pathlib import Path
 from boardzoo.envs.core.game import BoardzooError, GameState
 from boardzoo.envs.core.registry import state_class
 
-from .base import check_spec, make_agent
+from .base import INTERACTIVE_KINDS, check_spec, make_agent
 from .distributed import check_backend, ray_games
 from .play import play_from
 
@@ -197,8 +197,9 @@ def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[
     dupes = sorted({a for a in agents if list(agents).count(a) > 1})
     if dupes:
         raise ArenaError(f"agent(s) listed twice: {', '.join(dupes)}")
-    if any(a.split(":")[0].lower() == "human" for a in agents):
-        raise ArenaError("human players cannot take part in a tournament; use 'boardzoo play'")
+    if any(a.split(":")[0].lower() in INTERACTIVE_KINDS for a in agents):
+        raise ArenaError("human players (human, gui) cannot take part in a tournament; "
+                         "use 'boardzoo play'")
     if games_per_pair < 1:
         raise ArenaError(f"--games-per-pair must be at least 1, got {games_per_pair}")
     for spec in agents:

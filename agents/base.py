@@ -1,7 +1,7 @@
 """The one agent interface shared by every game, and the spec-string factory.
 
 Agents are built from spec strings (``random``, ``greedy``, ``mcts:400``,
-``alphabeta:3``, ``alphabeta:t=0.5s``, ``human``, ``checkpoint:PATH``) by
+``alphabeta:3``, ``alphabeta:t=0.5s``, ``human``, ``gui``, ``checkpoint:PATH``) by
 :func:`make_agent`. Each kind maps to a factory ``factory(arg, game, seed)`` in
 :data:`AGENT_FACTORIES`; other packages add kinds with :func:`register_agent`.
 """
@@ -38,6 +38,10 @@ class Agent(ABC):
     def stats(self) -> dict[str, float]:
         """Return search counters since construction (e.g. simulations, nodes, seconds)."""
         return {}
+
+    def finish(self, state: GameState) -> None:
+        """See the final position of a game ``play_from`` played (a window shows it)."""
+        return None  # only agents that show the game to a person look
 
 
 class RandomAgent(Agent):
@@ -84,11 +88,12 @@ AGENT_FACTORIES: dict[str, AgentFactory] = {
     "mcts": LazyFactory(f"{__package__}.mcts", "from_spec"),
     "alphabeta": LazyFactory(f"{__package__}.alphabeta", "from_spec"),
     "human": LazyFactory(f"{__package__}.human", "from_spec"),
+    "gui": LazyFactory(f"{__package__}.gui", "from_spec", "gui"),
     "openspiel_mcts": LazyFactory(f"{__package__}.openspiel_bots", "mcts_agent", "openspiel"),
     "sb3": LazyFactory(f"{__package__}.sb3_policy", "from_spec", "sb3"),
 }
 #: Kinds that wait for a person; automatic matches (evaluation baselines) refuse them.
-INTERACTIVE_KINDS = frozenset({"human"})
+INTERACTIVE_KINDS = frozenset({"human", "gui"})
 
 
 def register_agent(kind: str, factory: AgentFactory) -> None:

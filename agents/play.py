@@ -54,6 +54,8 @@ def play_from(
         state = state.apply(move)
         if show:
             print(f"\n{len(moves)}. {moves[-1]}\n{state.render_text()}")
+    for agent in agents:
+        agent.finish(state)
     terminated = state.is_terminal()
     winner = state.winner() if terminated else None
     return {

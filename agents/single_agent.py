@@ -164,8 +164,12 @@ class SingleAgentEnv(gymnasium.Env):
         return self.actions.action_mask(self.raw.action_state).astype(bool)
 
     def render(self) -> str | np.ndarray | None:
-        """Render as the AEC env does (``ansi`` text, ``rgb_array`` picture, ``human`` print)."""
+        """Render as the AEC env does (``ansi`` text, ``rgb_array`` picture, ``human`` window)."""
         return self.raw.render()
+
+    def close(self) -> None:
+        """Close the AEC env (and its window in ``human`` mode)."""
+        self.raw.close()
 
     # -- internals ----------------------------------------------------------------------
     def _name(self, side: int) -> str:

@@ -25,6 +25,7 @@ from .core.actions import ActionGame
 from .core.game import GameState
 from .core.registry import get_spec
 from .core.spec import GameSpec
+from .window import Window
 
 
 def wrap(raw: AECEnv) -> AECEnv:
@@ -92,6 +93,10 @@ class BoardGameEnv(AECEnv):
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
         self.last_move: str | None = None
         self._turns_played = 0
+        #: The pygame window of ``render_mode="human"`` (pygame is imported only for it).
+        self.window: Window | None = None
+        if render_mode == "human" and self.spec.render_rgb is not None:
+            self.window = Window(self.spec.long_name, self.metadata["render_fps"])
 
     # -- PettingZoo API -----------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -122,6 +127,8 @@ class BoardGameEnv(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.actions.to_move(self.action_state)]
         self._check_game_end()
+        if self.render_mode == "human":
+            self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         player = self.agent_name_mapping[agent]
@@ -156,14 +163,15 @@ class BoardGameEnv(AECEnv):
             gymnasium.logger.warn("render() called without a render_mode; pass one to env().")
             return None
         if self.render_mode == "human":
-            print(self.render_ansi())  # "human" shows the text board on stdout
+            self._render_window()
             return None
         if self.render_mode == "ansi":
             return self.render_ansi()
         return self.render_rgb()
 
     def close(self) -> None:
-        pass
+        if self.window is not None:
+            self.window.close()
 
     # -- helpers for users --------------------------------------------------------
     def render_ansi(self) -> str:
@@ -200,6 +208,17 @@ class BoardGameEnv(AECEnv):
         return self.actions.str_to_action(self.action_state, text)
 
     # -- internals ----------------------------------------------------------------
+    def _render_window(self) -> None:
+        """Show the picture in the window at ``metadata["render_fps"]`` (text on stdout for a
+        game without a picture); once its user closes the window, show nothing more."""
+        if self.window is None:
+            print(self.render_ansi())
+            return
+        self.window.fps = self.metadata["render_fps"]  # read per frame: callers may change it
+        self.window.show(self.render_rgb())
+        self.window.events()  # an unserviced window counts as hung on most desktops
+        self.window.tick()
+
     def _status_line(self) -> str:
         if self.game.is_terminal():
             return f"result: {self.game.result()}"

@@ -11,6 +11,10 @@ import pytest
 
 from boardzoo.envs.core.registry import action_game
 
+# Windows (render_mode="human", the gui agent) open on no screen in tests.
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
 REPO = Path(__file__).resolve().parent.parent
 # CI and developers keep the shared folder (rules, seeds, vectors) beside the clone.
 SHARED = Path(os.environ.get("BOARDZOO_SHARED", REPO.parent / "shared"))

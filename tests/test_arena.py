@@ -115,6 +115,7 @@ def test_resume_after_kill_loses_nothing(tmp_path):
     (["random"], "at least two"),
     (["random", "random"], "listed twice"),
     (["random", "human"], "human"),
+    (["random", "gui"], "human players"),
     (["random", "mcts:abc"], "number"),
     (["random", "wizard"], "unknown agent"),
 ])

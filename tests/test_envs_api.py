@@ -30,7 +30,12 @@ def test_pettingzoo_seed_test(game):
 
 @pytest.mark.parametrize("game", GAMES)
 def test_pettingzoo_render_test(game):
-    render_test(env_module(game).env)
+    def env_fn(**kwargs):  # "human" opens a (headless) window; no need to wait 1/render_fps
+        env = env_module(game).env(**kwargs)
+        env.unwrapped.metadata = {**env.unwrapped.metadata, "render_fps": 1000}
+        return env
+
+    render_test(env_fn)
 
 
 @pytest.mark.parametrize("game", GAMES)

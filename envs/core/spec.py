@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .actions import ActionGame
+from .draw import PictureCells
 from .game import GameState, UnknownGameError
 from .layout import ActionLayout, InternalGrid, PairLayout
 from .symmetry import Symmetry, identity
@@ -29,6 +30,10 @@ Evaluator = Callable[[GameState], float]
 ActionPrior = Callable[[Any], "tuple[np.ndarray, np.ndarray]"]
 #: ``render_rgb(action_state, last_move, caption)``: a picture of the position.
 RgbRenderer = Callable[[Any, "str | None", str], np.ndarray]
+#: ``action_cells(action_state, action)``: the (from cell, to cell) of a legal action,
+#: (-1, -1) for an action on no cell (LOA's pass).
+ActionCells = Callable[[Any, int], "tuple[int, int]"]
+
 
 
 #: MCTS playout cap of a game without its own (no evaluation: play out further).
@@ -75,6 +80,10 @@ class GameSpec:
     cell_mask_plane: int | None = None
     #: Picture of a position for ``rgb_array`` rendering (None: no picture).
     render_rgb: RgbRenderer | None = None
+    #: Where the cells are in that picture (None: no clicking on it).
+    picture_cells: PictureCells | None = None
+    #: The (from, to) cells of a legal action (None: the game cannot be played by clicks).
+    action_cells: ActionCells | None = None
     #: Text board of an action state (None: the rules state's ``render_text()``).
     render_text: Callable[[Any], str] | None = None
     #: Module with the batched torch engine (``Engine(device)``), imported on first use.

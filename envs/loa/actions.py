@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.actions import MoveActions
-from .rules import MOVE_CAP, State
+from .rules import MOVE_CAP, PASS, State
 
 NUM_PLANES = 5
 
@@ -30,6 +30,13 @@ def bitboard_planes(*boards: int) -> np.ndarray:
     """Return a (len(boards), 8, 8) uint8 array with 1 on the squares of each bitboard."""
     raw = np.frombuffer(b"".join(bb.to_bytes(8, "little") for bb in boards), dtype=np.uint8)
     return np.unpackbits(raw, bitorder="little").reshape(len(boards), 8, 8)
+
+
+def move_cells(state: State, action: int) -> tuple[int, int]:
+    """Return the (origin, destination) squares of a legal action, (-1, -1) for the pass."""
+    if action == PASS:
+        return -1, -1
+    return action >> 3, state.destination(action)
 
 
 class LoaActions(MoveActions):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.draw import BOARD8_CELLS
 from ..core.layout import ActionLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
-from .actions import LoaActions
+from .actions import LoaActions, move_cells
 from .evaluation import loa_eval
 from .render import render_rgb
 from .rules import MOVE_CAP, State
@@ -27,5 +28,7 @@ SPEC = register_game(GameSpec(
     symmetries=loa_symmetries,
     action_layout=ActionLayout(np.arange(64), 8, 1),  # 8 * square + direction, pass = 512
     render_rgb=render_rgb,
+    picture_cells=BOARD8_CELLS,
+    action_cells=move_cells,
     batched_module=f"{__package__}.batched",
 ))

@@ -20,6 +20,11 @@ def action_cells() -> np.ndarray:
     return np.stack([a // NUM_SQUARES, a % NUM_SQUARES], axis=1).astype(np.int64)
 
 
+def move_cells(state: object, action: int) -> tuple[int, int]:
+    """Return the (origin, destination) squares of action ``action`` (in any position)."""
+    return divmod(int(action), NUM_SQUARES)
+
+
 def action_kinds() -> np.ndarray:
     """Return each action's displacement kind ``15 * (rank step + 7) + file step + 7``."""
     pairs = action_cells()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.draw import BOARD8_CELLS
 from ..core.layout import ActionLayout, PairLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import UltimaActions
 from .evaluation import capture_values, ultima_eval
-from .layout import NUM_KINDS, NUM_SQUARES, action_cells, action_kinds
+from .layout import NUM_KINDS, NUM_SQUARES, action_cells, action_kinds, move_cells
 from .render import render_rgb
 from .rules import PLY_CAP, State
 
@@ -36,5 +37,7 @@ SPEC = register_game(GameSpec(
     action_layout=ActionLayout(np.arange(64), 64, 0),  # 64 * origin + destination
     pair_layout=pair_layout,
     render_rgb=render_rgb,
+    picture_cells=BOARD8_CELLS,
+    action_cells=move_cells,
     batched_module=f"{__package__}.batched",
 ))

@@ -78,6 +78,12 @@ def decode(action: int) -> tuple[int, int, int]:
     return cell, d, k + 1
 
 
+def hop_cells(state: object, action: int) -> tuple[int, int]:
+    """Return the (from cell, landing cell) of a legal hop action (in any position)."""
+    cell, d, k = decode(action)
+    return cell, RAYS[cell][d][k - 1]
+
+
 def describe(action: int) -> str:
     """Return a hop's cells and direction for messages (``"w19-G19 (E 5)"``)."""
     if not 0 <= action < NUM_ACTIONS:

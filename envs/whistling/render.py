@@ -7,9 +7,9 @@ import math
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ..core.draw import font
+from ..core.draw import PictureCells, font
 from .actions import HopState, WhistlingActions
-from .hexgrid import BIT, CELLS, COLUMNS, NUM_CELLS, NUM_COLUMNS, NUM_ROWS
+from .hexgrid import BIT, CELL_NAMES, CELLS, COLUMNS, NUM_CELLS, NUM_COLUMNS, NUM_ROWS
 from .notation import spell
 from .rules import SIDES, diagram
 
@@ -27,9 +27,27 @@ TEXT = (240, 240, 240)
 STONE = {0: ((25, 25, 25), (200, 200, 200)), 1: ((245, 245, 245), (30, 30, 30))}
 
 
-def _centre(cell: int) -> tuple[float, float]:
+def cell_centre(cell: int) -> tuple[float, float]:
+    """Return the pixel (x, y) of ``cell``'s centre in a :func:`draw_board` picture."""
     c, r = CELLS[cell]
     return _MARGIN + _DX * (c + 1), _MARGIN + HEX_SIDE + _DY * (r - 1)
+
+
+_CENTRES = np.array([cell_centre(cell) for cell in range(NUM_CELLS)])
+
+
+def cell_at(x: float, y: float) -> int | None:
+    """Return the cell whose hexagon holds pixel (x, y) of a :func:`draw_board` picture, or None."""
+    offsets = np.abs(_CENTRES - (x, y))
+    cell = int(np.argmin((offsets**2).sum(axis=1)))
+    dx, dy = offsets[cell]
+    # pointy-top hexagon: vertical sides at the inradius, slanted sides at 30 degrees
+    inradius = HEX_SIDE * math.sqrt(3) / 2
+    return cell if dx <= inradius and dx / 2 + dy * math.sqrt(3) / 2 <= inradius else None
+
+
+#: Where the cells of a :func:`draw_board` picture are.
+PICTURE_CELLS = PictureCells(cell_at, cell_centre, 2 * _DX, CELL_NAMES.__getitem__)
 
 
 def draw_board(x: int, o: int, highlight: set[int] = frozenset(), moving: int = -1,
@@ -43,7 +61,7 @@ def draw_board(x: int, o: int, highlight: set[int] = frozenset(), moving: int = 
     corners = [(HEX_SIDE * math.cos(math.radians(a)), HEX_SIDE * math.sin(math.radians(a)))
                for a in range(-90, 270, 60)]  # pointy-top hexagons: rows are horizontal
     for cell in range(NUM_CELLS):
-        cx, cy = _centre(cell)
+        cx, cy = cell_centre(cell)
         fill = HIGHLIGHT if cell in highlight else BOARD_FILL
         draw.polygon([(cx + dx, cy + dy) for dx, dy in corners], fill=fill, outline=BOARD_EDGE)
         side = 0 if x & BIT[cell] else 1 if o & BIT[cell] else -1

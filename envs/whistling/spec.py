@@ -8,12 +8,12 @@ import numpy as np
 from ..core.layout import ActionLayout, InternalGrid, PairLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
-from .actions import WhistlingActions
+from .actions import WhistlingActions, hop_cells
 from .axial import HEX_KERNEL, SIZE, axial_source
 from .evaluation import whistling_eval
 from .hexgrid import CELLS, MAX_DISTANCE, NUM_COLUMNS
 from .layout import NUM_KINDS, action_cells, action_kinds
-from .render import render_rgb, render_text
+from .render import PICTURE_CELLS, render_rgb, render_text
 from .rules import DRAW_QUIET, State
 from .symmetry import whistling_symmetries
 
@@ -55,6 +55,8 @@ SPEC = register_game(GameSpec(
     internal_grid=InternalGrid(SIZE, SIZE, axial_source(), HEX_KERNEL),
     cell_mask_plane=10,
     render_rgb=render_rgb,
+    picture_cells=PICTURE_CELLS,
+    action_cells=hop_cells,
     render_text=render_text,
     batched_module=f"{__package__}.batched",
 ))
