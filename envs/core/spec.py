@@ -75,6 +75,9 @@ class GameSpec:
     cell_mask_plane: int | None = None
     #: Picture of a position for ``rgb_array`` rendering (None: no picture).
     render_rgb: RgbRenderer | None = None
+    #: The board as vector geometry for the HTML replay viewer
+    #: (``() -> envs.core.board_view.BoardView``), built on first use; None: no viewer board.
+    board_view: Callable[[], Any] | None = None
     #: Text board of an action state (None: the rules state's ``render_text()``).
     render_text: Callable[[Any], str] | None = None
     #: Module with the batched torch engine (``Engine(device)``), imported on first use.

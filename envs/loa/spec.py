@@ -8,6 +8,7 @@ from ..core.layout import ActionLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import LoaActions
+from .board_view import board_view
 from .evaluation import loa_eval
 from .render import render_rgb
 from .rules import MOVE_CAP, State
@@ -27,5 +28,6 @@ SPEC = register_game(GameSpec(
     symmetries=loa_symmetries,
     action_layout=ActionLayout(np.arange(64), 8, 1),  # 8 * square + direction, pass = 512
     render_rgb=render_rgb,
+    board_view=board_view,
     batched_module=f"{__package__}.batched",
 ))

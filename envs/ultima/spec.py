@@ -8,6 +8,7 @@ from ..core.layout import ActionLayout, PairLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import UltimaActions
+from .board_view import board_view
 from .evaluation import capture_values, ultima_eval
 from .layout import NUM_KINDS, NUM_SQUARES, action_cells, action_kinds
 from .render import render_rgb
@@ -36,5 +37,6 @@ SPEC = register_game(GameSpec(
     action_layout=ActionLayout(np.arange(64), 64, 0),  # 64 * origin + destination
     pair_layout=pair_layout,
     render_rgb=render_rgb,
+    board_view=board_view,
     batched_module=f"{__package__}.batched",
 ))
