@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -168,3 +169,25 @@ def main_error(argv: list[str], capsys) -> str:
     capsys.readouterr()
     assert main(argv) == 2
     return capsys.readouterr().err
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+MAX_GIF_BYTES = 300 * 1024
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_docs_gif_is_made_by_the_commands_its_page_shows(tmp_path, game):
+    gif = DOCS / "images" / f"{game}_replay.gif"
+    assert gif.stat().st_size < MAX_GIF_BYTES
+    page = (DOCS / f"{game}.md").read_text()
+    assert f"(images/{game}_replay.gif)" in page
+    section = page.split("## A recorded game", 1)[1].split("```")[1]
+    commands = [line for line in section.splitlines() if line.startswith("boardzoo ")]
+    assert len(commands) == 2 and f"--gif docs/images/{game}_replay.gif" in commands[1]
+    for command in commands:
+        argv = shlex.split(command.replace("/tmp/", f"{tmp_path}/"))[1:]
+        argv = [str(tmp_path / "made.gif") if a.endswith(".gif") else a for a in argv]
+        assert main([*argv, "--no-progress"] if argv[0] == "tournament" else argv) == 0
+    made, committed = read_frames(tmp_path / "made.gif"), read_frames(gif)
+    assert len(made) == len(committed)
+    assert all(np.array_equal(a, b) for a, b in zip(made, committed, strict=True))
