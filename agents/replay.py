@@ -1,7 +1,7 @@
 """Replays of recorded games: every position of a games.jsonl game, as pictures or a GIF.
 
-A game record (a games.jsonl line: tournament games, or a training run's evaluation
-games) holds its moves in canonical notation, random opening moves included, from the
+A game record (a games.jsonl line: tournament games, or evaluation games in that
+format) holds its moves in canonical notation, random opening moves included, from the
 standard start (or from the position text of its optional ``start`` field). Replaying
 parses each move with the rules state and applies it; a move that does not parse is an
 error naming the game and the ply.
@@ -22,7 +22,8 @@ from boardzoo.envs.core.spec import GameSpec
 
 from .arena import GAMES_FILE, ArenaError, read_games
 
-#: Games files looked for, in order, when a folder is given (tournament, training run).
+#: Games files looked for, in order, when a folder is given (eval_games.jsonl: the name kept
+#: for a training run's evaluation games, which the trainer does not record yet).
 GAMES_FILES = (GAMES_FILE, "eval_games.jsonl")
 FRAME_MS = 700  # per position in a GIF; the last one stays 4 times as long
 LAST_FRAME_HOLD = 4

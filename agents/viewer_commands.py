@@ -61,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction,
     shared with ``rate``) to the boardzoo CLI."""
     p = subparsers.add_parser("replay", help="replay a recorded game as a GIF or as text",
                               description="Replay one game of a games.jsonl file or folder "
-                              "(a tournament, or a training run's eval_games.jsonl).")
-    p.add_argument("source", help="games.jsonl file, tournament folder or training run folder")
+                              "(a tournament folder, or a folder with an eval_games.jsonl).")
+    p.add_argument("source", help="games.jsonl file or tournament folder")
     p.add_argument("--game", default=None, metavar="ID",
                    help="id of the game, e.g. 'random|greedy|0' (default: the first game)")
     p.add_argument("--gif", default=None, metavar="OUT",
@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction,
                               description="Ratings and score matrix (report.md, report.json, "
                               "matrix.png) and, with --html, report.html: one self-contained "
                               "page with every game steppable move by move.")
-    p.add_argument("source", help="games.jsonl file, tournament folder or training run folder")
+    p.add_argument("source", help="games.jsonl file or tournament folder")
     p.add_argument("--out", default=None,
                    help="folder for the files (default: the folder of the games file)")
     p.add_argument("--html", action="store_true", help="also write the HTML viewer report.html")
