@@ -38,7 +38,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def write_page(source: str, out: Path, rep: dict) -> Path:
     """Write report.html of the games of ``source`` into ``out``; return its path."""
     records = load_games(source)
-    title = f"{rep['game']} games: {Path(source).resolve().name}"
+    title = f"{rep['game']} games: {Path(source).resolve().parent.name}"
     return write_html(records, rep, out / HTML_FILE, title)
 
 
