@@ -1,4 +1,4 @@
-"""The boardzoo command line: legal, perft, play, tournament, rate, train, plot.
+"""The boardzoo command line: legal, perft, play, tournament, rate, replay, report, train, plot.
 
 Every user error (bad game, position, move, agent, config or checkpoint)
 ends as one ``boardzoo: error: ...`` line on stderr and exit status 2.

@@ -97,6 +97,7 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
         "plies": record["plies"],
         "seconds": record["seconds"],
         "think_seconds": record["think_seconds"],
+        "move_seconds": record["move_seconds"],
         "agent_stats": [p.stats() for p in players],
     }
 

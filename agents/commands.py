@@ -1,4 +1,5 @@
-"""The ``tournament`` and ``rate`` subcommands, added to the CLI by :func:`register`."""
+"""The ``tournament``, ``rate``, ``replay`` and ``report`` subcommands, added to the CLI by
+:func:`register` (the last two live in :mod:`.viewer_commands`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 
 from boardzoo.envs.core.game import BoardzooError
 
-from . import report
+from . import report, viewer_commands
 from .arena import DEFAULT_MAX_PLIES, GAMES_FILE, ArenaError, read_games, run_tournament
+from .viewer import HTML_FILE, write_html
 
 
 def agents_list(text: str) -> list[str]:
@@ -54,6 +56,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         return 130
     rep = report.build(records, agents, anchor=args.anchor, prior=args.prior)
     paths = report.write(rep, out, png=not args.no_png)
+    if not args.no_html:
+        paths.append(write_html(records, rep, out / HTML_FILE, f"{args.game} tournament {out}"))
     print(report.markdown(rep))
     print(f"games: {out / GAMES_FILE}; report: " + ", ".join(str(p) for p in paths))
     return 0
@@ -86,7 +90,7 @@ def _add_rating_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``tournament`` and ``rate`` subcommands to the boardzoo CLI."""
+    """Add the ``tournament``, ``rate``, ``replay`` and ``report`` subcommands to the CLI."""
     p = subparsers.add_parser("tournament", help="round-robin tournament between agents",
                               description="Every pair of agents plays --games-per-pair games "
                               "with colours alternating; results go to OUT/games.jsonl.")
@@ -111,6 +115,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-plies", type=int, default=DEFAULT_MAX_PLIES,
                    help=f"adjudicate a draw after this many plies (default {DEFAULT_MAX_PLIES})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-html", action="store_true",
+                   help="skip report.html (the ratings and every game, steppable)")
     _add_rating_options(p)
     p.set_defaults(func=cmd_tournament)
 
@@ -121,6 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="also write report.md/.json/.png here")
     _add_rating_options(p)
     p.set_defaults(func=cmd_rate)
+    viewer_commands.register(subparsers, _add_rating_options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

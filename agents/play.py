@@ -32,24 +32,29 @@ def play_from(
     scores as a draw. The record holds ``players`` (specs), ``player_names``, ``scores``
     (1, 0.5 or 0, same order), ``winner`` (0, 1 or None), ``terminated`` (False when
     ``max_moves`` stopped it), ``result``, ``moves`` (canonical), ``plies``, ``seconds``,
-    ``think_seconds`` (per agent) and ``final_position``.
+    ``think_seconds`` (per agent), ``move_seconds`` (per ply; 0 for a random opening move)
+    and ``final_position``.
     """
     for agent in agents:
         agent.reset()
     opening = random.Random(opening_seed)
     moves: list[str] = []
     think = [0.0, 0.0]
+    move_seconds: list[float] = []  # per ply: what a replay shows next to each move
     started = time.perf_counter()
     if show:
         print(state.render_text())
     while not state.is_terminal() and (max_moves is None or len(moves) < max_moves):
         side = state.to_move
+        t0 = time.perf_counter()
         if len(moves) < opening_moves:
             move = opening.choice(list(state.legal_moves()))
+            move_seconds.append(0.0)
         else:
-            t0 = time.perf_counter()
             move = agents[side].select_move(state)
-            think[side] += time.perf_counter() - t0
+            spent = time.perf_counter() - t0
+            think[side] += spent
+            move_seconds.append(round(spent, 4))
         moves.append(state.move_to_str(move))
         state = state.apply(move)
         if show:
@@ -69,6 +74,7 @@ def play_from(
         "plies": len(moves),
         "seconds": round(time.perf_counter() - started, 4),
         "think_seconds": [round(t, 4) for t in think],
+        "move_seconds": move_seconds,
         "final_position": state.to_text(),
     }
 

@@ -106,8 +106,10 @@ def test_console_script_error_has_no_traceback():
 
 
 def test_help_on_every_subcommand(capsys):
-    # legal, perft, play from the CLI; tournament, rate (agents) and train, plot (training)
-    for sub in ("legal", "perft", "play", "tournament", "rate", "train", "plot"):
+    # legal, perft, play from the CLI; tournament, rate, replay, report (agents) and train,
+    # plot (training)
+    for sub in ("legal", "perft", "play", "tournament", "rate", "replay", "report", "train",
+                "plot"):
         with pytest.raises(SystemExit) as exc:
             main([sub, "--help"])
         assert exc.value.code == 0

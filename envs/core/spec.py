@@ -84,6 +84,9 @@ class GameSpec:
     picture_cells: PictureCells | None = None
     #: The (from, to) cells of a legal action (None: the game cannot be played by clicks).
     action_cells: ActionCells | None = None
+    #: The board as vector geometry for the HTML replay viewer
+    #: (``() -> envs.core.board_view.BoardView``), built on first use; None: no viewer board.
+    board_view: Callable[[], Any] | None = None
     #: Text board of an action state (None: the rules state's ``render_text()``).
     render_text: Callable[[Any], str] | None = None
     #: Module with the batched torch engine (``Engine(device)``), imported on first use.

@@ -9,6 +9,7 @@ from ..core.layout import ActionLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import LoaActions, move_cells
+from .board_view import board_view
 from .evaluation import loa_eval
 from .render import render_rgb
 from .rules import MOVE_CAP, State
@@ -30,5 +31,6 @@ SPEC = register_game(GameSpec(
     render_rgb=render_rgb,
     picture_cells=BOARD8_CELLS,
     action_cells=move_cells,
+    board_view=board_view,
     batched_module=f"{__package__}.batched",
 ))

@@ -9,6 +9,7 @@ from ..core.layout import ActionLayout, PairLayout
 from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import UltimaActions
+from .board_view import board_view
 from .evaluation import capture_values, ultima_eval
 from .layout import NUM_KINDS, NUM_SQUARES, action_cells, action_kinds, move_cells
 from .render import render_rgb
@@ -39,5 +40,6 @@ SPEC = register_game(GameSpec(
     render_rgb=render_rgb,
     picture_cells=BOARD8_CELLS,
     action_cells=move_cells,
+    board_view=board_view,
     batched_module=f"{__package__}.batched",
 ))

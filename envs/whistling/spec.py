@@ -10,6 +10,7 @@ from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import WhistlingActions, hop_cells
 from .axial import HEX_KERNEL, SIZE, axial_source
+from .board_view import board_view
 from .evaluation import whistling_eval
 from .hexgrid import CELLS, MAX_DISTANCE, NUM_COLUMNS
 from .layout import NUM_KINDS, action_cells, action_kinds
@@ -57,6 +58,7 @@ SPEC = register_game(GameSpec(
     render_rgb=render_rgb,
     picture_cells=PICTURE_CELLS,
     action_cells=hop_cells,
+    board_view=board_view,
     render_text=render_text,
     batched_module=f"{__package__}.batched",
 ))
