@@ -51,7 +51,7 @@ def _add_position(p: argparse.ArgumentParser) -> None:
 def cmd_legal(args: argparse.Namespace) -> int:
     """Print every legal move of the position in canonical notation, one per line."""
     state = load_state(args.game, args.position)
-    for move in state.legal_move_strs():
+    for move in state.iter_legal_move_strs():  # streamed: a position may have 10^5+ turns
         print(move)
     return 0
 

@@ -23,7 +23,7 @@ Players are numbered 0 (the side that moves first) and 1.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import ClassVar, TypeVar
 
 Move = Hashable
@@ -123,6 +123,10 @@ class GameState(ABC):
     def legal_move_strs(self) -> list[str]:
         """Return the canonical notation of every legal move, sorted (ASCII order)."""
         return sorted(self.move_to_str(m) for m in self.legal_moves())
+
+    def iter_legal_move_strs(self) -> Iterator[str]:
+        """Yield ``legal_move_strs()`` one by one (games with huge move lists stream them)."""
+        return iter(self.legal_move_strs())
 
     # -- search support -----------------------------------------------------------
     @abstractmethod

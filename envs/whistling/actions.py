@@ -95,32 +95,52 @@ def describe(action: int) -> str:
 
 
 class HopState:
-    """Action state: a rules position plus the hops already played in the current turn."""
+    """Action state: a rules position plus the hops already played in the current turn.
 
-    __slots__ = ("game", "done", "cands", "firsts")
+    Mid-chain it keeps the chain node (the maximum-capture search's memo is cached on
+    ``game``), never the list of whole turns, which can be huge (docs/whistling.md).
+    """
 
-    def __init__(self, game: State, done: tuple[int, ...] = (),
-                 cands: tuple[Candidate, ...] = ()) -> None:
-        """``done``: actions played this turn; ``cands``: legal turns that begin with them."""
+    __slots__ = ("game", "done", "path", "caps", "node", "hops")
+
+    def __init__(self, game: State, done: tuple[int, ...] = (), path: tuple[int, ...] = (),
+                 caps: tuple[int, ...] = (), node: tuple[int, int, int] | None = None) -> None:
+        """``done``: actions played this turn; ``path``/``caps``: the cells visited and each
+        hop's captures; ``node``: (last direction, enemy stones left, stones still to take)."""
         self.game = game
         self.done = done
-        self.cands = cands
-        #: First-hop action of each legal turn, aligned with ``game.legal_moves()``; filled on
-        #: first use (why: every step of a random or MCTS rollout needs them).
-        self.firsts: list[int] | None = None
+        self.path = path
+        self.caps = caps
+        self.node = node
+        #: Legal next hop per action: a whole Turn (plain move, crush) or a whistling hop
+        #: (direction, destination, captures); filled on first use (why: every step of a
+        #: random or MCTS rollout needs them).
+        self.hops: dict[int, Turn | tuple[int, int, int]] | None = None
 
     def __repr__(self) -> str:
         return f"HopState({self.game.to_text()!r}, done={self.done})"
 
 
-def _firsts(state: HopState) -> list[int]:
-    """Return the first hop's action of each legal turn of ``state.game``, cached on ``state``."""
-    firsts = state.firsts
-    if firsts is None:
+def _hops(state: HopState) -> dict[int, Turn | tuple[int, int, int]]:
+    """Return the legal next hops of ``state`` by action (cached on ``state``)."""
+    hops = state.hops
+    if hops is None:
         n = NUM_CELLS
-        firsts = state.firsts = [HOP_ACTION[t[0][0] * n + t[0][1]]
-                                 for t in state.game.legal_moves()]
-    return firsts
+        game = state.game
+        chains = game.chains()
+        if state.done:
+            last, left, need = state.node  # type: ignore[misc]
+            path = state.path
+            hops = {HOP_ACTION[path[-1] * n + dest]: (d, dest, c)
+                    for d, dest, c in chains.hops(path[0], path[-1], last, left, need)}  # type: ignore[union-attr]
+        elif chains is None:  # quiet or crush position: the turns are one hop each
+            hops = {HOP_ACTION[t[0][0] * n + t[0][1]]: t for t in game.legal_moves()}
+        else:
+            hops = {HOP_ACTION[s * n + h[1]]: (s, h) for s, h in chains.first_hops()}
+            for t in chains.crushes:
+                hops[HOP_ACTION[t[0][0] * n + t[0][1]]] = t
+        state.hops = hops
+    return hops
 
 
 def _hop_actions(turn: Turn) -> tuple[int, ...]:
@@ -146,72 +166,71 @@ class WhistlingActions(ActionGame):
         return state.game.side
 
     def candidates(self, state: HopState) -> list[Candidate]:
-        """Return the legal whole turns (with their hop actions) that extend the turn so far."""
+        """Return the legal whole turns (with their hop actions) that extend the turn so far
+        (all of them: in chain positions this list can be huge)."""
         if state.done:
-            return list(state.cands)
-        return [(t, _hop_actions(t)) for t in state.game.legal_moves()]
+            last, left, need = state.node  # type: ignore[misc]
+            turns = state.game.chains().turns_from(  # type: ignore[union-attr]
+                state.path, state.caps, last, left, need)
+        else:
+            turns = state.game.iter_legal_moves()
+        return [(t, _hop_actions(t)) for t in turns]
 
     def legal_actions(self, state: HopState) -> list[int]:
-        if state.done:
-            n = len(state.done)
-            return sorted({acts[n] for _, acts in state.cands})
-        return sorted(set(_firsts(state)))
+        return sorted(_hops(state))
 
     def action_mask(self, state: HopState) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        legal = _firsts(state) if not state.done else self.legal_actions(state)
+        legal = list(_hops(state))
         if legal:
             mask[legal] = 1
         return mask
 
-    def _group(self, state: HopState, action: int) -> list[Candidate]:
-        """Return the candidates whose next hop is ``action``; MoveError if there are none."""
-        n = len(state.done)
-        if n:
-            group = [c for c in state.cands if c[1][n] == action]
-        else:
-            firsts = _firsts(state)
-            try:
-                i = firsts.index(action)
-            except ValueError:
-                group = []
-            else:
-                moves = state.game.legal_moves()
-                if len(moves[i].path) == 2:  # a one-hop turn: no other turn starts with it
-                    group = [(moves[i], (action,))]
-                else:
-                    group = [(moves[j], _hop_actions(moves[j]))
-                             for j in range(i, len(firsts)) if firsts[j] == action]
-        if not group:
+    def _hop(self, state: HopState, action: int) -> tuple[int, Turn | tuple[int, int, int]]:
+        """Return (start cell or -1, the hop) of a legal ``action``; MoveError otherwise."""
+        hop = _hops(state).get(action)
+        if hop is None:
             raise MoveError(f"{describe(action)} is not a legal hop here ({self._hint(state)})")
-        return group
+        if len(hop) == 2:  # a first whistling hop: (start, (direction, destination, captures))
+            return hop[0], hop[1]  # type: ignore[return-value]
+        return -1, hop  # a whole Turn at a turn's start, or a continuation mid-chain
 
     def apply_action(self, state: HopState, action: int) -> tuple[HopState, str | None]:
-        action = int(action)
-        group = self._group(state, action)
-        n = len(state.done) + 1
-        for turn, acts in group:
-            if len(acts) == n:  # a legal turn ends here, so no longer one shares this prefix
-                return HopState(state.game.play(turn)), turn_to_str(turn)
-        return HopState(state.game, state.done + (action,), tuple(group)), None
+        after = self._step(state, int(action))
+        if isinstance(after, HopState):
+            return after, None
+        return HopState(state.game.play(after)), turn_to_str(after)
+
+    def _step(self, state: HopState, action: int) -> HopState | Turn:
+        """Return the mid-chain state after a legal hop, or the whole turn it completes."""
+        start, hop = self._hop(state, action)
+        if not state.done and start < 0:  # a plain move or a crush: the whole turn
+            return hop  # type: ignore[return-value]
+        d, dest, c = hop  # type: ignore[misc]
+        if state.done:
+            _, left, need = state.node  # type: ignore[misc]
+            path, caps = state.path + (dest,), state.caps + (c,)
+        else:
+            game = state.game
+            left, need = game.stones[1 - game.side], game.max_capture()
+            path, caps = (start, dest), (c,)
+        need -= c.bit_count()
+        if need == 0:  # the maximum is reached: the turn ends here
+            return Turn(path, caps, WHISTLE)
+        return HopState(state.game, state.done + (action,), path, caps, (d, left & ~c, need))
 
     def board(self, state: HopState) -> tuple[int, int, int, int]:
         """Return (X stones, O stones, moving stone or -1, last hop direction or -1) as on the
         board in the middle of the turn (captured stones gone, the mover on its current cell)."""
         game = state.game
         x, o = game.stones
-        n = len(state.done)
-        if not n:
+        if not state.done:
             return x, o, -1, -1
-        turn = state.cands[0][0]
-        cell = turn.path[n]
-        captured = 0
-        for c in turn.caps[:n]:
-            captured |= c
-        own = game.stones[game.side] ^ BIT[turn.path[0]] | BIT[cell]
-        enemy = game.stones[1 - game.side] & ~captured
-        x, o = (own, enemy) if game.side == 0 else (enemy, own)
-        return x, o, cell, decode(state.done[-1])[1]
+        last, left, _ = state.node  # type: ignore[misc]
+        cell = state.path[-1]
+        own = game.stones[game.side] ^ BIT[state.path[0]] | BIT[cell]
+        x, o = (own, left) if game.side == 0 else (left, own)
+        return x, o, cell, last
 
     def observation(self, state: HopState, player: int) -> np.ndarray:
         x, o, cell, d = self.board(state)
@@ -229,27 +248,46 @@ class WhistlingActions(ActionGame):
         return obs
 
     def action_to_str(self, state: HopState, action: int) -> str:
-        turn, _ = self._group(state, int(action))[0]
-        n = len(state.done)
-        caps = turn.caps[n] if turn.kind == WHISTLE else 0
-        return hop_to_str(turn.path[n], turn.path[n + 1], caps, turn.kind)
+        start, hop = self._hop(state, int(action))
+        if start < 0 and not state.done:
+            t = hop  # a whole Turn
+            return hop_to_str(t[0][0], t[0][1], 0, t[2])  # type: ignore[index]
+        return hop_to_str(state.path[-1] if state.done else start, hop[1], hop[2], WHISTLE)
 
     def str_to_action(self, state: HopState, text: str) -> int:
         """Return the action of the next hop written as text: one hop (``w19-G19``, ``e15:f16``),
         or several hops from the moving stone (the first one is returned)."""
         spelled = spell(text)
         n = len(state.done)
+        turn = self._follow(state, spelled.path)
         reason = ""
-        for turn, acts in self.candidates(state):
+        if turn is not None:
             why = fits(spelled, turn, n, prefix=True)
             if why is None:
-                return acts[n]
-            reason = reason or why
+                return HOP_ACTION[spelled.path[0] * NUM_CELLS + spelled.path[1]]
+            reason = why
         if not reason:
             reason = "it begins no legal turn" if not n else (
-                f"the turn in progress continues from {CELL_NAMES[state.cands[0][0].path[n]]}")
+                f"the turn in progress continues from {CELL_NAMES[state.path[-1]]}")
             reason += f"; {self._hint(state)}"
         raise MoveError(f"illegal hop {text!r}: {reason}")
+
+    def _follow(self, state: HopState, cells: tuple[int, ...]) -> Turn | None:
+        """Return the turn so far extended by the hops along ``cells`` (from the current cell)
+        when they all begin or continue a legal turn, else None."""
+        turn = None
+        for a, b in zip(cells, cells[1:], strict=False):
+            action = HOP_ACTION.get(a * NUM_CELLS + b)
+            if turn is not None or action not in _hops(state):
+                return None  # past the end of the turn, or no legal hop
+            after = self._step(state, action)
+            if isinstance(after, HopState):
+                state = after
+            else:
+                turn = after
+        if turn is None and state.done:
+            turn = Turn(state.path, state.caps, WHISTLE)
+        return turn
 
     def _hint(self, state: HopState, limit: int = 8) -> str:
         """Return the legal hops for error messages."""
@@ -261,12 +299,10 @@ class WhistlingActions(ActionGame):
 
     def turn_so_far(self, state: HopState) -> str:
         """Return the notation of the hops played in the unfinished turn ('' at a turn's start)."""
-        n = len(state.done)
-        if not n:
+        if not state.done:
             return ""
-        path, caps = state.cands[0][0].path, state.cands[0][0].caps
+        path, caps = state.path, state.caps
         return CELL_NAMES[path[0]] + "".join(
             f"-{CELL_NAMES[path[i + 1]]}:" + "".join(CELL_NAMES[j] for j in cells_of(caps[i]))
-            for i in range(n))
-
+            for i in range(len(caps)))
 

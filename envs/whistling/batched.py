@@ -110,13 +110,12 @@ class BatchedWhistling(BatchedGame):
             side = s.game.side
             own, opp = (x, o) if side == 0 else (o, x)
             n = len(s.done)
-            turn = s.cands[0][0] if n else None
             taken = 0
-            for c in (turn.caps[:n] if turn else ()):
+            for c in s.caps:
                 taken |= c
             hops = list(s.done) + [-1] * (MAX_STONES - n)
             rows.append((own, opp, side, s.game.quiet, s.game.ply, cell, d,
-                         turn.path[0] if turn else -1, taken, hops))
+                         s.path[0] if n else -1, taken, hops))
         if not rows:
             return self._start.index(torch.zeros(0, dtype=torch.int64, device=self.device))
         cols = list(zip(*rows, strict=True))

@@ -21,10 +21,10 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .actions import HOP_ACTION
+from .actions import HOP_ACTION, WhistlingActions
 from .batched_tables import NEG, SENT
 from .hexgrid import BIT, MAX_DISTANCE, NUM_CELLS
-from .rules import capture_hops, generate
+from .rules import State, capture_hops
 
 RAY = 6 * (MAX_DISTANCE + 1)  # ray table entries per cell
 ZONE = 6 * MAX_DISTANCE * 2  # zone table entries per cell
@@ -185,11 +185,11 @@ def to_ints(board: torch.Tensor) -> list[int]:
 
 def per_game_actions(own: int, enemy: int, mover: int, last: int) -> list[int]:
     """Return the legal actions of one game from the rules engine's bitmask hop generator:
-    the first hops of ``generate``'s turns, or mid-chain (``mover`` >= 0) the hops from the
+    the first hops of the legal turns, or mid-chain (``mover`` >= 0) the hops from the
     moving stone that start a maximum continuation."""
-    if mover < 0:
-        turns, _ = generate(own, enemy)
-        return [HOP_ACTION[t.path[0] * NUM_CELLS + t.path[1]] for t in turns]
+    if mover < 0:  # the first hops, from the rules engine's search (never the turn list)
+        actions = WhistlingActions()
+        return actions.legal_actions(actions.from_game_state(State(own, enemy)))
     rest = own ^ BIT[mover]  # the moving stone never blocks itself
     extremes: dict[int, list[int]] = {}
     memo: dict[tuple[int, int, int], int] = {}

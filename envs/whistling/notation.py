@@ -9,6 +9,7 @@ captures in any order) and carry ``(f)``, ``!`` or ``?`` at the end.
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..core.game import MoveError
@@ -136,12 +137,12 @@ def note_mismatch(note: object, caps: int) -> str | None:
 
 def legal_hint(state: State, limit: int = 8) -> str:
     """Return a short list of the legal turns for error messages."""
-    moves = state.legal_move_strs()
+    moves = list(islice(state.iter_legal_move_strs(), limit + 1))  # why: the list can be huge
     if not moves:
         return f"the game is over ({state.result()})"
     if len(moves) <= limit:
         return "legal: " + ", ".join(moves)
-    return f"{len(moves)} legal turns, e.g. " + ", ".join(moves[:limit]) + ", ..."
+    return f"{state.legal_count()} legal turns, e.g. " + ", ".join(moves[:limit]) + ", ..."
 
 
 def fits(spelled: Spelled, turn: Turn, offset: int = 0, prefix: bool = False) -> str | None:
@@ -173,7 +174,7 @@ def parse_turn(state: State, text: str) -> Turn:
     if state.is_terminal():
         raise MoveError(f"illegal move {text!r}: the game is over ({state.result()})")
     reason = ""
-    for turn in state.legal_moves():
+    for turn in state.iter_legal_moves():
         why = fits(spelled, turn)
         if why is None:
             return turn

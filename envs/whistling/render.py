@@ -95,8 +95,7 @@ def render_rgb(state: HopState, last_move: str | None, caption: str) -> np.ndarr
     x, o, cell, _ = ACTIONS.board(state)
     marked: set[int] = set()
     if cell >= 0:
-        turn = state.cands[0][0]
-        marked = set(turn.path[: len(state.done) + 1])
+        marked = set(state.path)
         caption += f"   turn in progress: {ACTIONS.turn_so_far(state)}"
     elif last_move:
         marked = set(spell(last_move).path)

@@ -5,22 +5,19 @@ stones each hop captures (bitmasks) and the kind (plain move, whistling
 capture, crush). ``legal_moves()`` returns whole turns: a chain of hops is one
 move, and only turns that capture the maximum number of stones (spec section 8).
 
-Speed notes (why the code looks like this): the closer rule along a direction
-``u`` reduces to ``2k < max_E <u, E - S>`` (spec section 4 with D's metric), so
-the longest allowed hop per (stone, direction) costs one subtraction once the
-six maxima over the enemy stones are known; the nearest blocker on a ray is
-one bit trick on ``occupied & RAY_MASKS``; whistle zones are precomputed
-bitmasks (:mod:`.hexgrid`). The maximum-capture search memoises the best
-number of captures still reachable per (cell, last direction, enemy stones
-left), then enumerates only the chains that reach the maximum.
+Move generation lives in :mod:`.movegen`, the maximum-capture search in
+:mod:`.chains`. A chain position can have hundreds of thousands of maximal turns
+(docs/whistling.md, "Worst cases"), so a State keeps the search rather than the
+list: ``legal_count()``, ``is_terminal()``, ``is_legal()``, ``iter_legal_moves()``
+and the env's hop actions work from it, and only ``legal_moves()`` builds the list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import NamedTuple
+from collections.abc import Hashable, Iterator, Sequence
 
 from ..core.game import GameState, MoveError, PositionError
+from .chains import Chains
 from .hexgrid import (
     BIT,
     CELL_NAMES,
@@ -30,17 +27,17 @@ from .hexgrid import (
     NUM_CELLS,
     NUM_COLUMNS,
     NUM_ROWS,
-    OPPOSITE,
-    PROJ,
-    RAY_MASKS,
     RAYS,
-    SWEEPS,
     ZONES,
     cells_of,
     distance2,
     parse_cell,
 )
+from .movegen import _BANNED, _NO_CAPTURE, Turn, _new, _scan, capture_hops
 from .notation import CRUSH, PLAIN, WHISTLE, parse_turn, turn_to_str
+
+__all__ = ["CRUSH", "DRAW_QUIET", "PLAIN", "START_TEXT", "WHISTLE", "State", "Turn",
+           "capture_hops", "count_turns", "diagram", "generate"]
 
 X, O = 0, 1
 SIDES = "xo"
@@ -49,200 +46,38 @@ START_TEXT = (
     "s1,u1,r2,t2,v2,s3,u3,H14,J14,g15,i15,G15,I15,K15,f16,h16,j16,H16,J16,g17,i17/"
     "G5,I5,f6,h6,F6,H6,J6,e7,g7,i7,G7,I7,f8,h8,u19,w19,t20,v20,x20,u21,w21 x 0"
 )
-_NO_CAPTURE = (0,)
-# Directions a chain hop may not take after a hop in direction d (straight on or back);
-# index 6 (= -1) is the first hop of a turn, which may go anywhere.
-_BANNED = tuple((d, OPPOSITE[d]) for d in range(6)) + ((-1, -1),)
-
-
-class Turn(NamedTuple):
-    """One whole turn: cells visited (start, then each hop's destination), captures, kind."""
-
-    path: tuple[int, ...]
-    #: Bitmask of the enemy stones each hop captures (``(0,)`` for a plain move).
-    caps: tuple[int, ...]
-    kind: int  # PLAIN, WHISTLE or CRUSH
-
-    @property
-    def captured(self) -> int:
-        """Return the bitmask of every stone this turn captures."""
-        out = 0
-        for c in self.caps:
-            out |= c
-        return out
-
-    @property
-    def count(self) -> int:
-        """Return the number of stones this turn captures."""
-        return sum(c.bit_count() for c in self.caps)
-
-
-def _extremes(enemy_cells: list[int]) -> list[int]:
-    """Return max over the enemy stones of PROJ[d] for each direction d (closer-rule bound)."""
-    return [max(map(p.__getitem__, enemy_cells)) for p in PROJ]
-
-
-#: LINE_POS[d][i]: position of cell i along lines of direction d (steps = difference).
-LINE_POS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(c >> 1 if d in (0, 3) else r for c, r in CELLS) for d in range(6)
-)
-#: GEOM[s]: per direction with a non-empty ray from cell s, everything the move
-#: generator needs, unpacked in one go (why: attribute and index lookups dominate).
-GEOM: tuple[tuple[tuple, ...], ...] = tuple(
-    tuple(
-        (d, len(RAYS[s][d]), RAY_MASKS[s][d], LINE_POS[d], LINE_POS[d][s], PROJ[d][s],
-         SWEEPS[s][d], ZONES[s][d], RAYS[s][d])
-        for d in range(6) if RAYS[s][d]
-    )
-    for s in range(NUM_CELLS)
-)
-_new = tuple.__new__  # builds a Turn without NamedTuple's Python-level __new__
-
-
-def capture_hops(cell: int, last: int, occ: int, enemy: int,
-                  extremes: dict[int, list[int]]) -> list[tuple[int, int, int]]:
-    """Return (direction, destination, captured mask) of every capturing hop from ``cell``.
-
-    ``extremes`` caches the closer-rule maxima per enemy set; they are only computed when
-    some free ray passes an enemy stone at all (why: most chain nodes are dead ends).
-    """
-    out = []
-    banned = _BANNED[last]
-    mx = None
-    for d, n, rmask, lpd, lps, ps, sweeps, zones, ray in GEOM[cell]:
-        if d in banned:
-            continue
-        b = occ & rmask
-        if b:
-            free = (lpd[(b & -b).bit_length() - 1] - lps - 1 if d < 3
-                    else lps - lpd[b.bit_length() - 1] - 1)
-        else:
-            free = n
-        if free < 3 or not sweeps[free] & enemy:
-            continue
-        if mx is None:
-            mx = extremes.get(enemy)
-            if mx is None:
-                mx = extremes[enemy] = _extremes(cells_of(enemy))
-        closer = (mx[d] - ps - 1) >> 1  # the largest k with 2k < <u, E - S>
-        k_max = free if free < closer else closer
-        if k_max >= 3 and sweeps[k_max] & enemy:
-            for k in range(3, k_max + 1):
-                c = zones[k] & enemy
-                if c:
-                    out.append((d, ray[k - 1], c))
-    return out
-
-
-def _scan(own: int, enemy: int) -> tuple[list[tuple[int, int, int]], list[int], list[Turn],
-                                         list[int]]:
-    """Return (plain slides as (cell, ray, longest k), stones with a capturing hop, crushes,
-    closer-rule maxima) for the side with stones ``own`` against ``enemy``."""
-    mx = _extremes(cells_of(enemy))
-    occ = own | enemy
-    plain: list[tuple[int, int, int]] = []
-    crushes: list[Turn] = []
-    capturers: list[int] = []
-    for s in cells_of(own):
-        captures = False
-        for d, n, rmask, lpd, lps, ps, sweeps, zones, ray in GEOM[s]:
-            b = occ & rmask
-            if b:
-                if d < 3:
-                    first = (b & -b).bit_length() - 1
-                    free = lpd[first] - lps - 1
-                else:
-                    first = b.bit_length() - 1
-                    free = lps - lpd[first] - 1
-                if not free:
-                    if enemy & BIT[first]:
-                        crushes.append(_new(Turn, ((s, first), (BIT[first],), CRUSH)))
-                    continue
-            else:
-                free = n
-            closer = (mx[d] - ps - 1) >> 1
-            k_max = free if free < closer else closer
-            if k_max <= 0:
-                continue
-            plain.append((s, ray, k_max))
-            if not captures and k_max >= 3 and sweeps[k_max] & enemy:
-                captures = any(zones[k] & enemy for k in range(3, k_max + 1))
-        if captures:
-            capturers.append(s)
-    return plain, capturers, crushes, mx
 
 
 def generate(own: int, enemy: int) -> tuple[list[Turn], int]:
-    """Return (legal turns, stones each captures) for the mover's ``own`` and ``enemy`` masks."""
+    """Return (legal turns, stones each captures) for the mover's ``own`` and ``enemy`` masks.
+
+    The list can be huge in chain positions (see :class:`.chains.Chains`); the State's
+    ``iter_legal_moves`` and ``legal_count`` avoid building it.
+    """
     if not own or not enemy:
         return [], 0
     plain, capturers, crushes, mx = _scan(own, enemy)
     if capturers:
-        return _max_captures(own, enemy, capturers, crushes, mx)
+        chains = Chains(own, enemy, capturers, crushes, mx)
+        return list(chains.turns()), chains.n
     if crushes:
         return crushes, 1
-    return [_new(Turn, ((s, r), _NO_CAPTURE, PLAIN)) for s, ray, k in plain for r in ray[:k]], 0
+    return _plain_turns(plain), 0
 
 
 def count_turns(own: int, enemy: int) -> int:
-    """Return the number of legal turns without building them (fast in quiet positions)."""
+    """Return the number of legal turns without building them."""
     if not own or not enemy:
         return 0
     plain, capturers, crushes, mx = _scan(own, enemy)
     if capturers:
-        return len(_max_captures(own, enemy, capturers, crushes, mx)[0])
+        return Chains(own, enemy, capturers, crushes, mx).count()
     return len(crushes) if crushes else sum(k for _, _, k in plain)
 
 
-def _max_captures(own: int, enemy: int, capturers: list[int], crushes: list[Turn],
-                  mx0: list[int]) -> tuple[list[Turn], int]:
-    """Return the whistling captures (and crushes) that take the most stones (spec section 8)."""
-    extremes: dict[int, list[int]] = {enemy: mx0}
-    best_of: dict[int, int] = {}
-    memos: dict[int, dict[tuple[int, int, int], tuple[int, list]]] = {}
-
-    for s in capturers:
-        rest = own ^ BIT[s]  # the moving stone's start cell is empty for the whole turn
-        memo: dict[tuple[int, int, int], tuple[int, list]] = {}
-        memos[s] = memo
-
-        def best(cell: int, last: int, left: int, rest: int = rest,
-                 memo: dict = memo) -> int:
-            key = (cell, last, left)
-            got = memo.get(key)
-            if got is not None:
-                return got[0]
-            hops = capture_hops(cell, last, rest | left, left, extremes) if left else []
-            b = 0
-            for d, dest, c in hops:
-                v = c.bit_count() + best(dest, d, left & ~c)
-                if v > b:
-                    b = v
-            memo[key] = (b, hops)
-            return b
-
-        best_of[s] = best(s, -1, enemy)
-    n = max(best_of.values())
-    turns: list[Turn] = []
-    for s in capturers:
-        if best_of[s] != n:
-            continue
-        memo = memos[s]
-
-        def walk(cell: int, last: int, left: int, need: int, path: tuple[int, ...],
-                 caps: tuple[int, ...], memo: dict = memo) -> None:
-            if need == 0:  # best(...) == 0 here: no capturing hop is left
-                turns.append(_new(Turn, (path, caps, WHISTLE)))
-                return
-            for d, dest, c in memo[cell, last, left][1]:
-                k = c.bit_count()
-                if k <= need and k + memo[dest, d, left & ~c][0] == need:
-                    walk(dest, d, left & ~c, need - k, path + (dest,), caps + (c,))
-
-        walk(s, -1, enemy, n, (s,), ())
-    if n == 1:
-        turns.extend(crushes)
-    return turns, n
+def _plain_turns(plain: list[tuple[int, tuple[int, ...], int]]) -> list[Turn]:
+    """Return the plain moves of ``_scan``'s slides (cell, ray, longest distance)."""
+    return [_new(Turn, ((s, r), _NO_CAPTURE, PLAIN)) for s, ray, k in plain for r in ray[:k]]
 
 
 class State(GameState):
@@ -250,7 +85,7 @@ class State(GameState):
 
     name = "whistling"
     player_names = ("x", "o")
-    __slots__ = ("stones", "side", "quiet", "_ply", "_turns", "_most", "_turn_set")
+    __slots__ = ("stones", "side", "quiet", "_ply", "_turns", "_most", "_turn_set", "_chains")
 
     def __init__(self, x: int, o: int, side: int = X, quiet: int = 0, ply: int = 0) -> None:
         """Build a position from X's and O's stone bitmasks (bit i = cell i in board order)."""
@@ -259,8 +94,9 @@ class State(GameState):
         self.quiet = quiet
         self._ply = ply
         self._turns: list[Turn] | None = None
-        self._most = 0
+        self._most = -1  # N of spec section 8; -1 until the turns are generated
         self._turn_set: frozenset[Turn] | None = None
+        self._chains: Chains | None = None
 
     # -- construction and text ------------------------------------------------------
     @classmethod
@@ -319,29 +155,77 @@ class State(GameState):
     def __hash__(self) -> int:
         return hash(self.key())
 
+    def _generate(self) -> None:
+        """Find the legal turns once: the list in quiet and crush positions, the
+        maximum-capture search (never its list of turns) when a stone can whistle-capture."""
+        own, enemy = self.stones[self.side], self.stones[1 - self.side]
+        if not own or not enemy or self.quiet >= DRAW_QUIET:
+            self._turns, self._most = [], 0
+            return
+        plain, capturers, crushes, mx = _scan(own, enemy)
+        if capturers:
+            self._chains = Chains(own, enemy, capturers, crushes, mx)
+            self._most = self._chains.n
+        elif crushes:
+            self._turns, self._most = crushes, 1
+        else:
+            self._turns, self._most = _plain_turns(plain), 0
+
+    def chains(self) -> Chains | None:
+        """Return the maximum-capture search when some stone can whistle-capture, else None."""
+        if self._most < 0:
+            self._generate()
+        return self._chains
+
     def legal_moves(self) -> list[Turn]:
+        """Return every legal turn; in chain positions the list can be huge (hundreds of
+        thousands of turns, docs/whistling.md): prefer ``iter_legal_moves``/``legal_count``."""
         if self._turns is None:
-            own, enemy = self.stones[self.side], self.stones[1 - self.side]
-            if not own or self.quiet >= DRAW_QUIET:
-                self._turns, self._most = [], 0
-            else:
-                self._turns, self._most = generate(own, enemy)
+            chains = self.chains()
+            if self._turns is None:
+                self._turns = list(chains.turns())  # type: ignore[union-attr]
         return self._turns
 
+    def iter_legal_moves(self) -> Iterator[Turn]:
+        """Yield the turns of ``legal_moves()`` in the same order, in bounded memory."""
+        chains = self.chains()
+        if self._turns is None:
+            return chains.turns()  # type: ignore[union-attr]
+        return iter(self._turns)
+
+    def iter_legal_move_strs(self) -> Iterator[str]:
+        """Yield ``legal_move_strs()`` (sorted notation) one by one, in bounded memory."""
+        chains = self.chains()
+        if self._turns is None:
+            return chains.strs()  # type: ignore[union-attr]
+        return iter(self.legal_move_strs())
+
     def legal_count(self) -> int:
-        """Return ``len(legal_moves())``, without building the turns when none captures."""
+        """Return ``len(legal_moves())`` without building the turns."""
         if self._turns is not None:
             return len(self._turns)
-        own, enemy = self.stones[self.side], self.stones[1 - self.side]
-        return 0 if not own or self.quiet >= DRAW_QUIET else count_turns(own, enemy)
+        if self._most < 0:
+            own, enemy = self.stones[self.side], self.stones[1 - self.side]
+            if not own or not enemy or self.quiet >= DRAW_QUIET:
+                return 0
+            plain, capturers, crushes, mx = _scan(own, enemy)
+            if not capturers:  # why not _generate: perft's leaves need no plain-move list
+                return len(crushes) if crushes else sum(k for _, _, k in plain)
+            self._chains = Chains(own, enemy, capturers, crushes, mx)
+            self._most = self._chains.n
+        return self._chains.count()  # type: ignore[union-attr]
 
     def max_capture(self) -> int:
         """Return N of spec section 8: the stones every legal turn captures (0: plain moves)."""
-        self.legal_moves()
+        if self._most < 0:
+            self._generate()
         return self._most
 
     def is_legal(self, move: object) -> bool:
         """Return True when ``move`` is one of this position's legal turns."""
+        chains = self.chains()
+        if chains is not None:  # follow the move through the search (no list, no set)
+            return chains.contains(move)
         if self._turn_set is None:
             self._turn_set = frozenset(self.legal_moves())
         try:
@@ -372,7 +256,7 @@ class State(GameState):
             return 1
         if depth == 1:
             return self.legal_count()
-        return sum(self.play(m).perft(depth - 1) for m in self.legal_moves())
+        return sum(self.play(m).perft(depth - 1) for m in self.iter_legal_moves())
 
     # -- outcome ----------------------------------------------------------------------
     def winner(self) -> int | None:
@@ -380,12 +264,18 @@ class State(GameState):
             return 1 - self.side  # elimination
         if self.quiet >= DRAW_QUIET:
             return None
-        if not self.legal_moves():
+        if not self._has_turns():
             return 1 - self.side  # no legal turn (cannot happen; spec section 9.3)
         return None
 
     def is_terminal(self) -> bool:
-        return not self.legal_moves()
+        return not self._has_turns()
+
+    def _has_turns(self) -> bool:
+        """Return True when the side to move has a legal turn (a chain search always has)."""
+        if self._turns is not None:
+            return bool(self._turns)
+        return self.chains() is not None or bool(self._turns)
 
     # -- notation ---------------------------------------------------------------------
     def move_to_str(self, move: Turn) -> str:

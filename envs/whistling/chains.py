@@ -1,0 +1,222 @@
+"""The maximum-capture search of one Whistling position (spec section 8), without the turn list.
+
+A position where some stone can whistle-capture may have a very large number of maximal
+chains (316,132 whole turns for one X stone among 20 O stones, see docs/whistling.md),
+but far fewer chain *nodes*: a node is (cell, direction of the last hop or -1, enemy
+stones left), and its best number of further captures does not depend on how the chain
+got there. :class:`Chains` memoises, per capturing stone, every node's best count and
+capturing hops, once per position; first hops, continuations, the number of maximal
+turns (a counting pass over the same memo) and membership then cost memo look-ups, and
+the turns themselves are only ever produced lazily (:meth:`Chains.turns`).
+
+Bounds: memory is the memo, one entry per node reachable from a capturer by capturing
+hops; each entry holds at most 6 x 20 hops, and a chain is at most as long as the enemy
+stones it captures. The turn generators keep one path per level on a stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..core.game import PositionError
+from .hexgrid import BIT, CELL_NAMES, cells_of
+from .movegen import Turn, _new, capture_hops
+from .notation import CRUSH, WHISTLE, turn_to_str
+
+#: Most chain nodes one position's search may memoise (about 650 bytes and 50 us each):
+#: past it the position is refused with :class:`ChainLimitError`. Why a limit: the number
+#: of nodes can grow exponentially with the enemy stones (a lone stone among 20 scattered
+#: ones can reach millions of subsets of them), and exact maximum capture needs them all.
+MAX_NODES = 200_000
+
+Hop = tuple[int, int, int]  # (direction, destination cell, bitmask of the stones captured)
+Memo = dict[tuple[int, int, int], tuple[int, list[Hop]]]  # node -> (best count, its hops)
+
+
+class ChainLimitError(PositionError):
+    """A position whose maximum-capture search needs more than ``MAX_NODES`` chain nodes."""
+
+
+class Chains:
+    """The maximum-capture search of one position: N, the maximal first hops, continuations,
+    the number of maximal turns and the turns themselves (lazily)."""
+
+    __slots__ = ("enemy", "n", "starts", "memos", "crushes", "_counts")
+
+    def __init__(self, own: int, enemy: int, capturers: list[int], crushes: list[Turn],
+                 mx: list[int]) -> None:
+        """Search every capturer of ``own`` against ``enemy`` (``mx``: the closer-rule maxima)."""
+        extremes: dict[int, list[int]] = {enemy: mx}
+        memos: dict[int, Memo] = {}
+        best_of: dict[int, int] = {}
+        budget = [MAX_NODES]  # shared by all capturers' searches
+        for s in capturers:
+            rest = own ^ BIT[s]  # the moving stone's start cell is empty for the whole turn
+            memo: Memo = {}
+            memos[s] = memo
+
+            def best(cell: int, last: int, left: int, rest: int = rest,
+                     memo: Memo = memo) -> int:
+                key = (cell, last, left)
+                got = memo.get(key)
+                if got is not None:
+                    return got[0]
+                hops = capture_hops(cell, last, rest | left, left, extremes) if left else []
+                b = 0
+                for d, dest, c in hops:
+                    v = c.bit_count() + best(dest, d, left & ~c)
+                    if v > b:
+                        b = v
+                memo[key] = (b, hops)
+                budget[0] -= 1
+                if budget[0] < 0:
+                    raise ChainLimitError(
+                        f"the maximum-capture search of this position needs more than "
+                        f"{MAX_NODES:,} chain nodes (stones that can chain-capture among many "
+                        "scattered enemy stones); boardzoo refuses it to bound memory")
+                return b
+
+            best_of[s] = best(s, -1, enemy)
+        n = max(best_of.values())
+        self.enemy = enemy
+        #: N: the stones every legal turn captures.
+        self.n = n
+        #: The capturers whose best chain takes N stones, in board order.
+        self.starts = tuple(s for s in capturers if best_of[s] == n)
+        # the other capturers' memos are never read again: drop them (memory)
+        self.memos = {s: memos[s] for s in self.starts}
+        #: Crushes take one stone, so they are legal only when N is 1.
+        self.crushes = crushes if n == 1 else []
+        self._counts: dict[int, dict[tuple[int, int, int], int]] = {}
+
+    def hops(self, start: int, cell: int, last: int, left: int, need: int) -> list[Hop]:
+        """Return the hops from a node of ``start``'s chains that still capture ``need`` stones
+        in all (``need`` is the node's best count on a maximal chain)."""
+        memo = self.memos[start]
+        out = []
+        for d, dest, c in memo[cell, last, left][1]:
+            k = c.bit_count()
+            if k <= need and k + memo[dest, d, left & ~c][0] == need:
+                out.append((d, dest, c))
+        return out
+
+    def first_hops(self) -> list[tuple[int, Hop]]:
+        """Return (start, hop) of every first hop of a maximal whistling capture, in the order
+        of the turns (crushes not included)."""
+        n, enemy = self.n, self.enemy
+        return [(s, h) for s in self.starts for h in self.hops(s, s, -1, enemy, n)]
+
+    def turns(self) -> Iterator[Turn]:
+        """Yield every legal turn, in the order of ``State.legal_moves()``."""
+        for s in self.starts:
+            yield from self.turns_from((s,), (), -1, self.enemy, self.n)
+        yield from self.crushes
+
+    def turns_from(self, path: tuple[int, ...], caps: tuple[int, ...], last: int, left: int,
+                   need: int) -> Iterator[Turn]:
+        """Yield every maximal turn that begins with the hops ``path``/``caps`` (the node
+        reached has ``left`` enemy stones, the last hop went ``last``, ``need`` to take)."""
+        memo = self.memos[path[0]]
+        stack = [(path, caps, last, left, need)]
+        pop = stack.pop
+        while stack:
+            path, caps, last, left, need = pop()
+            if need == 0:
+                yield _new(Turn, (path, caps, WHISTLE))
+                continue
+            kids = []
+            for d, dest, c in memo[path[-1], last, left][1]:
+                k = c.bit_count()
+                rest = left & ~c
+                if k <= need and k + memo[dest, d, rest][0] == need:
+                    kids.append((path + (dest,), caps + (c,), d, rest, need - k))
+            stack.extend(reversed(kids))  # depth first, hops in memo order (as legal_moves)
+
+    def count(self) -> int:
+        """Return the number of legal turns, by counting over the memo (nothing enumerated)."""
+        return len(self.crushes) + sum(self.count_from(s, s, -1, self.enemy)
+                                       for s in self.starts)
+
+    def count_from(self, start: int, cell: int, last: int, left: int) -> int:
+        """Return the number of maximal continuations from a node of ``start``'s chains."""
+        memo = self.memos[start]
+        counts = self._counts.setdefault(start, {})
+
+        def rec(cell: int, last: int, left: int) -> int:
+            key = (cell, last, left)
+            got = counts.get(key)
+            if got is None:
+                b, hops = memo[key]
+                got = 0 if b else 1  # a node with nothing left to capture ends one turn
+                for d, dest, c in hops:
+                    rest = left & ~c
+                    if c.bit_count() + memo[dest, d, rest][0] == b:
+                        got += rec(dest, d, rest)
+                counts[key] = got
+            return got
+
+        return rec(cell, last, left)
+
+    def contains(self, turn: object) -> bool:
+        """Return True when ``turn`` is one of the legal turns (followed through the memo)."""
+        if not isinstance(turn, tuple) or len(turn) != 3:
+            return False
+        path, caps, kind = turn
+        if kind == CRUSH:
+            return turn in self.crushes
+        if (kind != WHISTLE or type(path) is not tuple or type(caps) is not tuple
+                or len(path) != len(caps) + 1 or path[0] not in self.memos):
+            return False
+        cell, last, left, need = path[0], -1, self.enemy, self.n
+        for dest, c in zip(path[1:], caps, strict=True):
+            hop = next((h for h in self.hops(path[0], cell, last, left, need) if h[1] == dest),
+                       None)
+            if hop is None or hop[2] != c:
+                return False
+            cell, last, left, need = dest, hop[0], left & ~c, need - c.bit_count()
+        return need == 0
+
+    def strs(self) -> Iterator[str]:
+        """Yield the canonical notation of every legal turn in ASCII order, lazily.
+
+        Why this is sorted: two first hops' texts ``S-D:CAPS`` (or crushes ``S:T``) differ
+        before either ends, and so do two sibling hops' ``-D:CAPS`` (a hop's destination
+        fixes its captures), so sorting the first hops and then each node's hops orders
+        the whole texts.
+        """
+        enemy, n = self.enemy, self.n
+        tops: list[tuple[str, int, Hop | None]] = [(turn_to_str(t), -1, None)
+                                                  for t in self.crushes]
+        for s, hop in self.first_hops():
+            tops.append((_segment(s, hop[1], hop[2]), s, hop))
+        tops.sort()
+        for text, s, hop in tops:
+            if hop is None:
+                yield text
+                continue
+            d, dest, c = hop
+            memo = self.memos[s]
+            stack = [(text, dest, d, enemy & ~c, n - c.bit_count())]
+            while stack:
+                text, cell, last, left, need = stack.pop()
+                if need == 0:
+                    yield text
+                    continue
+                kids = []
+                for d, dest, c in memo[cell, last, left][1]:
+                    k = c.bit_count()
+                    rest = left & ~c
+                    if k <= need and k + memo[dest, d, rest][0] == need:
+                        kids.append((text + _segment(-1, dest, c), dest, d, rest, need - k))
+                kids.sort(reverse=True)  # popped smallest first
+                stack.extend(kids)
+
+    def size(self) -> int:
+        """Return the number of memoised chain nodes (the search's memory)."""
+        return sum(map(len, self.memos.values()))
+
+
+def _segment(start: int, dest: int, caps: int) -> str:
+    """Return the notation of one capturing hop: ``S-D:CAPS`` (``-D:CAPS`` when start < 0)."""
+    head = CELL_NAMES[start] if start >= 0 else ""
+    return f"{head}-{CELL_NAMES[dest]}:" + "".join(CELL_NAMES[i] for i in cells_of(caps))
