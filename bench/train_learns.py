@@ -185,7 +185,7 @@ def main() -> int:
     ap.add_argument("--m", type=int, default=0, help="Gumbel root candidates (default: the "
                     "network's mcts.play_gumbel_m)")
     ap.add_argument("--root", choices=["puct", "gumbel"],
-                    help="search root (default: the one the net was trained with)")
+                    help="search root (default: the net's play_root, else its root)")
     ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
                     help="comma-separated specs the searching network plays")
     ap.add_argument("--raw-vs", default="random",
@@ -224,7 +224,7 @@ def main() -> int:
     result: dict = {"game": game, "checkpoint": str(path), "games_per_match": args.games,
                     "opening_moves": args.opening, "max_moves": args.max_moves,
                     "workers": args.workers, "sims": args.sims,
-                    "root": args.root or mcts.get("root", "puct"),
+                    "root": args.root or mcts.get("play_root") or mcts.get("root", "puct"),
                     "m": args.m or mcts.get("play_gumbel_m") or mcts.get("gumbel_m", 16)}
     if run is not None:
         result["training"] = curve(run)

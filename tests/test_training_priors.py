@@ -152,3 +152,32 @@ def test_policy_prior_training_records_priors_and_resumes(tmp_path):
     assert all(np.array_equal(a, b) for a, b in zip(again.buffer.aprior[:n], t.buffer.aprior[:n],
                                                      strict=True))
     assert again.run()["iteration"] == 2
+
+
+# -- play root --------------------------------------------------------------------------------
+def test_play_root_is_the_agents_root_and_self_play_keeps_its_own():
+    from boardzoo.training.agent import NetAgent
+
+    cfg = load_config(REPO / "configs" / "ultima.yaml",
+                      ["model.channels=8", "model.blocks=1", "mcts.root=gumbel",
+                       "mcts.play_root=puct"])
+    net = build_net(cfg, action_game("ultima")).eval()
+    agent = NetAgent("ultima", net, cfg, 8, seed=0)
+    assert agent.cfg.mcts.root == "puct" and cfg.mcts.root == "gumbel"
+    assert NetAgent("ultima", net, load_config(TINY, ["game=ultima"]), 8).cfg.mcts.root == \
+        load_config(TINY).mcts.root  # no play_root: the training root
+
+
+def test_play_root_reaches_checkpoint_agents_unless_overridden(tmp_path):
+    from boardzoo.training.agent import from_spec
+    from boardzoo.training.distill import save_model
+
+    cfg = load_config(REPO / "configs" / "ultima.yaml",
+                      ["model.channels=8", "model.blocks=1", "mcts.root=gumbel",
+                       "mcts.play_root=puct"])
+    path = tmp_path / "net.pt"
+    save_model(cfg, build_net(cfg, action_game("ultima")), path)
+    assert from_spec(str(path), "ultima", 0).cfg.mcts.root == "puct"
+    assert from_spec(f"{path},root=gumbel", "ultima", 0).cfg.mcts.root == "gumbel"
+    with pytest.raises(ConfigError, match="mcts.play_root"):
+        load_config(TINY, ["mcts.play_root=alphazero"])

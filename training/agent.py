@@ -10,8 +10,8 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   boardzoo for that game (package data ``boardzoo/agents/nets/<game>.pt``);
 * options after commas: ``sims=N`` simulations per action (default 100; 0 plays
   the raw policy's most likely legal action, no search), ``root=puct|gumbel``
-  (default: the root the network was trained with), ``m=N`` Gumbel root
-  candidates (default: the network's ``mcts.play_gumbel_m``, or its ``gumbel_m``
+  (default: the network's ``mcts.play_root``, else the root it was trained with),
+  ``m=N`` Gumbel root candidates (default: the network's ``mcts.play_gumbel_m``, or its ``gumbel_m``
   when that is 0; ignored by ``puct``).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
@@ -84,6 +84,9 @@ class NetAgent(ActionAgent):
         self.game_name = game
         self.game = self.actions = action_game(game)
         self.net = net
+        if cfg.mcts.play_root and cfg.mcts.play_root != cfg.mcts.root:  # play, not self-play
+            cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(
+                cfg.mcts, root=cfg.mcts.play_root, play_root=""))
         self.cfg = cfg
         self.simulations = simulations
         self.rng = np.random.default_rng(seed)
@@ -161,5 +164,6 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
         if opts["root"] not in ("puct", "gumbel"):
             raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "
                                     f"got {opts['root']!r}")
-        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, root=opts["root"]))
+        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, root=opts["root"],
+                                                                play_root=""))
     return NetAgent(game, net, cfg, sims, seed)

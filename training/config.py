@@ -97,6 +97,10 @@ class MCTSConfig:
     #: the search would pick outside its top 16: Ultima has 32 moves at the start,
     #: Whistling 306, so their configs play with 64.
     play_gumbel_m: int = 0
+    #: Root when the search plays without noise (evaluation, ``checkpoint:`` agents):
+    #: ``puct`` or ``gumbel``; empty: ``root``. Self-play can then learn from Gumbel's
+    #: improved-policy targets while play uses PUCT's visit counts (Ultima).
+    play_root: str = ""
     #: Gumbel: sigma(q) = (c_visit + max N) * c_scale * q.
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 1.0
@@ -283,6 +287,8 @@ def validate(cfg: Config) -> Config:
     need(m.cell_mask_plane >= -1, "model.cell_mask_plane", "-1 (none) or a plane index")
     s = cfg.mcts
     need(s.root in ("puct", "gumbel"), "mcts.root", f"'puct' or 'gumbel' (got {s.root!r})")
+    need(s.play_root in ("", "puct", "gumbel"), "mcts.play_root",
+         f"'', 'puct' or 'gumbel' (got {s.play_root!r})")
     need(s.simulations >= 1, "mcts.simulations", "at least 1")
     need(s.c_puct > 0, "mcts.c_puct", "positive")
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
