@@ -14,8 +14,17 @@ one within the same ``step``; that step reports ``terminations[i] = True`` and t
 reward of the finished game, while the returned observation is the new game's
 first. The finished game's last observation is ``infos["final_obs"][i]`` (an
 object array, ``None`` elsewhere, marked by ``infos["_final_obs"]``), and its info
-``infos["final_info"]`` (``returns``/``_returns``, marked by ``infos["_final_info"]``). Games end
-only by their rules (move caps included), so ``truncations`` is always False.
+``infos["final_info"]`` (``returns``/``_returns``: both players' results; ``length``:
+the game's actions; ``truncated``; marked by ``infos["_final_info"]``). Games end by
+their rules (draw caps included); with ``max_moves`` a game that reaches that many
+whole turns is also cut off: ``truncations[i] = True``, reward 0, both players'
+returns 0, and it is replaced by a new game within the same step, as a finished one is.
+
+Episode statistics for two players: rewards go to the player who just moved, so
+Gymnasium's ``RecordEpisodeStatistics`` sums, per sub-env, the result of the player
+who made each game's last move (+1 for a win, 0 for a draw; a loss is never the
+mover's). The results of both players are ``final_info["returns"]`` (``(N, 2)``,
+rows marked by ``final_info["_returns"]``), the length ``final_info["length"]``.
 
 Outputs are numpy arrays by default; ``torch_output=True`` gives torch tensors on
 the engine's device instead (no copies to the host).
@@ -41,9 +50,14 @@ class BoardzooVectorEnv(VectorEnv):
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, game: str | BatchedGame, num_envs: int, device: str | None = None,
-                 torch_output: bool = False, check_actions: bool = True) -> None:
+                 torch_output: bool = False, check_actions: bool = True,
+                 max_moves: int | None = None) -> None:
         """Create the games (on ``device``, as :class:`BatchedEnv`); ``check_actions`` rejects
-        illegal actions with MoveError."""
+        illegal actions with MoveError; ``max_moves`` truncates a game after that many whole
+        turns (None: only the rules end games)."""
+        if max_moves is not None and max_moves < 1:
+            raise ValueError(f"max_moves must be at least 1 (or None), got {max_moves}")
+        self.max_moves = max_moves
         self.env = BatchedEnv(game, num_envs, device=device, auto_reset=True,
                               check_actions=check_actions)
         self.game = self.env.game
@@ -58,6 +72,9 @@ class BoardzooVectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(n)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
+        #: Actions and whole turns played in each current game.
+        self._length = torch.zeros(num_envs, dtype=torch.int64, device=self.env.device)
+        self._turns = torch.zeros_like(self._length)
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -69,6 +86,8 @@ class BoardzooVectorEnv(VectorEnv):
             self._np_random, self._np_random_seed = seeding.np_random(seed)
             self.action_space.seed(seed)
         obs, mask = self.env.reset(seed=seed)
+        self._length.zero_()
+        self._turns.zero_()
         return self._obs(obs, mask), {"to_move": self._out(self.env.to_move())}
 
     def step(self, actions: Any) -> tuple[dict[str, Any], Any, Any, Any, dict[str, Any]]:
@@ -78,13 +97,34 @@ class BoardzooVectorEnv(VectorEnv):
         mover = self.env.to_move().clone()
         obs, returns, ended = self.env.step(actions)
         reward = returns.gather(1, mover[:, None])[:, 0]
+        self._length += 1
+        self._turns += (self.env.to_move() != mover) & ~ended
+        truncated = torch.zeros_like(ended)
+        final_obs = None
+        if self.max_moves is not None:
+            truncated = (self._turns >= self.max_moves) & ~ended
+            if bool(truncated.any()):  # cut off: final observation, then a new game
+                final_obs = self._final_obs(truncated, self.env.batch)
+                obs = self.env.restart(truncated)
+        done = ended | truncated
         infos: dict[str, Any] = {"to_move": self._out(self.env.to_move())}
         if bool(ended.any()):
             infos["returns"], infos["_returns"] = self._out(returns), self._out(ended)
-            infos["final_obs"], infos["_final_obs"] = self._final_obs(ended), self._out(ended)
-            infos["final_info"], infos["_final_info"] = self._final_info(ended, returns), \
-                self._out(ended)
-        truncated = torch.zeros_like(ended)
+        if bool(done.any()):
+            if bool(ended.any()):
+                last = self._final_obs(ended, self.env.final_batch)
+                if final_obs is None:
+                    final_obs = last
+                else:
+                    for i in ended.nonzero()[:, 0].tolist():
+                        final_obs[i] = last[i]
+            infos["final_obs"], infos["_final_obs"] = final_obs, self._out(done)
+            infos["final_info"] = {"returns": self._out(returns), "_returns": self._out(done),
+                                   "length": self._out(self._length * done),
+                                   "truncated": self._out(truncated)}
+            infos["_final_info"] = self._out(done)
+        self._length[done] = 0
+        self._turns[done] = 0
         return (self._obs(obs, self.env.legal_mask()), self._out(reward), self._out(ended),
                 self._out(truncated), infos)
 
@@ -103,15 +143,11 @@ class BoardzooVectorEnv(VectorEnv):
     def _obs(self, planes: torch.Tensor, mask: torch.Tensor) -> dict[str, Any]:
         return {"observation": self._out(planes), "action_mask": self._out(mask.to(torch.int8))}
 
-    def _final_info(self, ended: torch.Tensor, returns: torch.Tensor) -> dict[str, Any]:
-        """Return the finished games' info, batched as Gymnasium does (``returns`` of both
-        players, marked by ``_returns``), as SAME_STEP autoreset users expect."""
-        return {"returns": self._out(returns), "_returns": self._out(ended)}
-
-    def _final_obs(self, ended: torch.Tensor) -> np.ndarray:
-        """Return an object array with the last observation of each game that just ended."""
+    def _final_obs(self, ended: torch.Tensor, batch: Any) -> np.ndarray:
+        """Return an object array with the last observation (from ``batch``) of each game
+        marked in ``ended``; ``None`` elsewhere."""
         rows = ended.nonzero()[:, 0]
-        final = self.env.final_batch.index(rows)
+        final = batch.index(rows)
         planes = self.game.observation(final)
         mask = torch.zeros(len(rows), self.game.num_actions, dtype=torch.bool, device=rows.device)
         out = np.full(self.num_envs, None, dtype=object)

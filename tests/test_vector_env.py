@@ -99,3 +99,44 @@ def test_make_vec_with_the_registered_vector_entry_point():
     assert isinstance(env.unwrapped, BoardzooVectorEnv) and env.num_envs == 3
     assert obs["action_mask"].shape == (3, 513) and obs["action_mask"].sum(1).min() > 0
     env.close()
+
+
+def test_max_moves_truncates_and_restarts_the_game():
+    """A move cap of 3 whole turns: every LOA game (no game ends in 3 turns) is cut off after
+    its 3rd turn with truncations True, reward 0, both returns 0, and a fresh game."""
+    env = BoardzooVectorEnv("loa", 2, max_moves=3)
+    obs, _ = env.reset(seed=1)
+    start = obs["observation"].copy()
+    for turn in range(1, 7):
+        obs, rewards, terms, truncs, info = env.step(env.random_actions())
+        assert not terms.any() and not rewards.any()
+        if turn % 3:
+            assert not truncs.any() and "final_info" not in info
+        else:
+            assert truncs.all() and info["_final_obs"].all()
+            assert info["final_info"]["truncated"].all()
+            assert info["final_info"]["length"].tolist() == [3, 3]
+            assert not info["final_info"]["returns"].any()
+            assert np.array_equal(obs["observation"], start)  # new games at the start
+            assert not np.array_equal(info["final_obs"][0]["observation"], start[0])
+    with pytest.raises(ValueError, match="max_moves"):
+        BoardzooVectorEnv("loa", 2, max_moves=0)
+
+
+def test_final_info_gives_both_players_results_and_the_length():
+    env = BoardzooVectorEnv("loa", 4)
+    _, info = env.reset(seed=2)
+    lengths = np.zeros(4, dtype=int)
+    for _ in range(400):
+        mover = info["to_move"]
+        obs, rewards, terms, truncs, info = env.step(env.random_actions())
+        lengths += 1
+        if terms.any():
+            fi = info["final_info"]
+            for i in np.flatnonzero(terms):
+                assert fi["length"][i] == lengths[i]
+                assert sorted(fi["returns"][i].tolist()) in ([-1.0, 1.0], [0.0, 0.0])
+                assert rewards[i] == fi["returns"][i][mover[i]]  # the last mover's result
+            lengths[terms] = 0
+            return
+    pytest.fail("no game ended in 400 steps")

@@ -260,6 +260,13 @@ class BatchedEnv:
         self._mask = None
         return self.observation(), rewards, (ended if self.auto_reset else over)
 
+    def restart(self, where: torch.Tensor) -> torch.Tensor:
+        """Replace the games marked in ``where`` (N,) by new ones (e.g. cut off by a move
+        cap); return the observations."""
+        self.batch = self.game.reset_where(self.batch, where)
+        self._mask = None
+        return self.observation()
+
     def legal_mask(self) -> torch.Tensor:
         """Return the (N, A) bool mask of the current games (cached until the next step)."""
         if self._mask is None:
