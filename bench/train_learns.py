@@ -4,6 +4,8 @@
         --games 40 --workers 2
     python bench/train_learns.py --run runs/loa              # a finished run's model.pt
     python bench/train_learns.py --config configs/loa.yaml   # train (runs/bench_loa), then play
+    python bench/train_learns.py --config configs/ultima.yaml --untrained  # no training:
+                                                             # what the priors alone reach
     python bench/train_learns.py --selfplay-speed            # batched vs unbatched vs workers
 
 Matches (``--games`` games each, colours alternating, every pair of games opening
@@ -167,6 +169,19 @@ def play_matches(game: str, checkpoint: str,
     return {label: tally(done[label], net) for label, net, _ in matches}, searched
 
 
+def untrained_net(cfg, path: Path) -> Path:
+    """Write the config's fresh network (as a run's first iteration starts it) to ``path``."""
+    from boardzoo.envs.core.registry import action_game
+    from boardzoo.training.distill import save_model
+    from boardzoo.training.network import build_net
+
+    torch.manual_seed(cfg.seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_model(cfg, build_net(cfg, action_game(cfg.game)), path,
+               f"untrained {cfg.game} network (seed {cfg.seed}): its priors alone")
+    return path
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     src = ap.add_mutually_exclusive_group()
@@ -177,6 +192,9 @@ def main() -> int:
     ap.add_argument("--game", help="the checkpoint's game (checked against the file)")
     ap.add_argument("--set", action="append", default=[], help="config override k=v (--config)")
     ap.add_argument("--out", help="run folder for training (default runs/bench_<game>)")
+    ap.add_argument("--untrained", action="store_true",
+                    help="with --config: play the config's fresh network (seeded by its seed) "
+                    "without training it, i.e. what its priors alone reach")
     ap.add_argument("--net", default="model.pt", help="network file in the run (model.pt is the "
                     "latest, best.pt the gated best)")
     ap.add_argument("--games", type=int, default=40, help="games per match (colours alternate)")
@@ -210,6 +228,11 @@ def main() -> int:
     elif args.run:
         run = Path(args.run)
         path = run / args.net
+    elif args.untrained:
+        if not args.config:
+            ap.error("--untrained needs --config")
+        path = untrained_net(load_config(args.config, args.set),
+                             Path(args.out or "runs") / "untrained.pt")
     else:
         cfg = load_config(args.config or str(REPO / "configs" / "loa.yaml"), args.set)
         run = Path(args.out or f"runs/bench_{cfg.game}")
