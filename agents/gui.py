@@ -28,7 +28,7 @@ from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.window import Window
 
 from .base import UnknownAgentError, no_arg
-from .human import HumanQuit
+from .human import HumanQuit, move_between
 from .policy import ActionAgent
 
 #: Height in pixels of the message bar below the picture.
@@ -125,7 +125,7 @@ class GuiAgent(ActionAgent):
         self._after = None
 
     def select_move(self, state: GameState) -> Move:
-        self._last = _move_between(self._after, state)
+        self._last = move_between(self._after, state)
         actions = self.actions
         s = actions.from_game_state(state)
         self._mid = False
@@ -141,7 +141,7 @@ class GuiAgent(ActionAgent):
 
     def finish(self, state: GameState) -> None:
         """Show the final position and its result until the window is clicked or closed."""
-        self._last = _move_between(self._after, state) or self._last
+        self._last = move_between(self._after, state) or self._last
         result = state.result() if state.is_terminal() else "game stopped (max moves)"
         self._show(Turn(self.actions.from_game_state(state), [], {},
                         message=f"{result}: click or close the window"))
@@ -257,15 +257,6 @@ class GuiAgent(ActionAgent):
         self.window.show(compose(self._picture, self.where, self.turn))
 
 
-def _move_between(before: GameState | None, state: GameState) -> str | None:
-    """Return the notation of the one move that leads from ``before`` to ``state``, if any."""
-    if before is None or before.is_terminal() or state.ply != before.ply + 1:
-        return None
-    key = state.key()
-    for move in before.legal_moves():
-        if before.apply(move).key() == key:
-            return before.move_to_str(move)
-    return None
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> GuiAgent:

@@ -29,14 +29,7 @@ class HumanAgent(Agent):
 
     def _opponent_move(self, state: GameState) -> str | None:
         """Return the notation of the move that led from our last position to ``state``."""
-        before = self._after
-        if before is None or before.is_terminal() or state.ply != before.ply + 1:
-            return None
-        key = state.key()
-        for move in before.legal_moves():
-            if before.apply(move).key() == key:
-                return before.move_to_str(move)
-        return None
+        return move_between(self._after, state)
 
     def _say(self, text: str) -> None:
         print(text, file=self.output, flush=True)
@@ -86,3 +79,14 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> HumanAgent:
     """Build ``human`` (no parameter; reads stdin, writes stdout)."""
     no_arg("human", arg)
     return HumanAgent()
+
+
+def move_between(before: GameState | None, state: GameState) -> str | None:
+    """Return the notation of the one move that leads from ``before`` to ``state``, if any."""
+    if before is None or before.is_terminal() or state.ply != before.ply + 1:
+        return None
+    key = state.key()
+    for move in before.legal_moves():
+        if before.apply(move).key() == key:
+            return before.move_to_str(move)
+    return None
