@@ -181,3 +181,29 @@ def test_play_root_reaches_checkpoint_agents_unless_overridden(tmp_path):
     assert from_spec(f"{path},root=gumbel", "ultima", 0).cfg.mcts.root == "gumbel"
     with pytest.raises(ConfigError, match="mcts.play_root"):
         load_config(TINY, ["mcts.play_root=alphazero"])
+
+
+# -- evaluation games are kept for replays ------------------------------------------------------
+def test_evaluation_games_are_recorded_replayable_and_not_doubled_on_resume(tmp_path):
+    from boardzoo.agents.arena import read_games
+    from boardzoo.agents.replay import replay
+    from boardzoo.training.trainer import EVAL_GAMES, Trainer
+
+    out = tmp_path / "run"
+    Trainer(load_config(TINY, ["iterations=1", "eval.every=1"]), out, progress=False,
+            echo=False).run()
+    games = read_games(out / EVAL_GAMES)
+    # raw policy vs random, network vs random, network vs the previous best: 2 games each
+    assert len(games) == 6 and len({g["id"] for g in games}) == 6
+    assert {tuple(sorted(g["players"])) for g in games} == {
+        ("net@1,sims=0", "random"), ("net@1", "random"), ("net@0 (best)", "net@1")}
+    for g in games:
+        assert g["game"] == "loa" and g["iteration"] == 1
+        final = replay(g).states[-1]
+        assert final.to_text() == g["final_position"] and len(g["moves"]) == g["plies"]
+    # a run that plays iteration 1's evaluation again (as after a kill) keeps it once
+    t = Trainer(load_config(TINY, ["iterations=1", "eval.every=1"]), out, resume=True,
+                progress=False, echo=False)
+    t.evaluate(1)
+    again = read_games(out / EVAL_GAMES)
+    assert len(again) == 6 and [g["moves"] for g in again] == [g["moves"] for g in games]

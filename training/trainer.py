@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import copy
 import csv
+import functools
+import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from boardzoo.agents.arena import append_game
 from boardzoo.envs.core.registry import get_spec
 
 from .agent import NetAgent
@@ -57,6 +61,8 @@ METRICS_FIELDS = ["iteration", "elapsed_s", "cpu_s", "selfplay_s", "train_s", "e
                   "positions", "games_per_hour", "positions_per_s", "avg_length",
                   "first_player_wins", "second_player_wins", "draws", "buffer", "loss",
                   "policy_loss", "value_loss"]
+#: Every evaluation game, one games.jsonl record per line (``boardzoo replay``, ``report --html``).
+EVAL_GAMES = "eval_games.jsonl"
 EVAL_FIELDS = ["iteration", "elapsed_s", "cpu_s", "opponent", "games", "wins", "draws", "losses",
                "score", "promoted"]
 
@@ -266,6 +272,30 @@ class Trainer:
         net.eval()
         return NetAgent(self.cfg.game, net, self.cfg, sims, seed)
 
+    def _drop_eval_games_from(self, iteration: int) -> None:
+        """Remove the games of ``iteration`` and later from eval_games.jsonl (a run killed
+        during an evaluation plays it again on resume: no game is kept twice)."""
+        path = self.out / EVAL_GAMES
+        if not path.exists():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        keep = []
+        for line in lines:
+            try:
+                if json.loads(line).get("iteration", 0) < iteration:
+                    keep.append(line)
+            except ValueError:  # a torn last line of a killed writer
+                continue
+        if len(keep) != len(lines):
+            tmp = path.with_suffix(".jsonl.tmp")
+            tmp.write_text("".join(keep), encoding="utf-8")
+            os.replace(tmp, path)
+
+    def _keep_eval_game(self, iteration: int, record: dict[str, Any]) -> None:
+        """Append one evaluation game to the run's eval_games.jsonl (ids unique per run)."""
+        record = {**record, "id": f"it{iteration}:{record['id']}", "iteration": iteration}
+        append_game(self.out / EVAL_GAMES, record)
+
     def evaluate(self, iteration: int) -> tuple[list[dict[str, Any]], bool]:
         e, game = self.cfg.eval, self.cfg.game
         cap = (self.cfg.selfplay.max_moves if e.max_moves < 0
@@ -276,19 +306,23 @@ class Trainer:
         seed = self.cfg.seed * 100003 + iteration
         if e.games == 0:
             return rows, True  # nothing to gate on: the latest network counts as the best
+        net = f"net@{iteration}"
+        self._drop_eval_games_from(iteration)
+        # every evaluation game goes to eval_games.jsonl (boardzoo replay / report --html)
+        keep = functools.partial(self._keep_eval_game, iteration)
         if e.raw_vs_random:
             r = match(game, lambda s: self._net_agent(latest, 0, s), spec_factory("random", game),
-                      e.games, seed, cap, om)
+                      e.games, seed, cap, om, (f"{net},sims=0", "random"), keep)
             rows.append({"opponent": "raw_policy_vs_random", **r})
         for spec in e.baselines:
             r = match(game, lambda s: self._net_agent(latest, e.simulations, s),
-                      spec_factory(spec, game), e.games, seed, cap, om)
+                      spec_factory(spec, game), e.games, seed, cap, om, (net, spec), keep)
             rows.append({"opponent": spec, **r})
         promoted = not e.vs_best  # without a gate the latest network is the best
         if e.vs_best:
             r = match(game, lambda s: self._net_agent(latest, e.simulations, s),
                       lambda s: self._net_agent(self.best_state, e.simulations, s),
-                      e.games, seed, cap, om)
+                      e.games, seed, cap, om, (net, f"net@{self.best_iteration} (best)"), keep)
             promoted = r["score"] >= e.promote_threshold
             rows.append({"opponent": f"best(iter {self.best_iteration})", **r})
         return rows, promoted
