@@ -35,7 +35,7 @@ def board_view() -> BoardView:
     height = int(2 * margin + 2 * side + dy * (NUM_ROWS - 1))
     corners = [(side * math.cos(math.radians(a)), side * math.sin(math.radians(a)))
                for a in range(-90, 270, 60)]
-    centres = [render._centre(c) for c in range(NUM_CELLS)]
+    centres = [render.cell_centre(c) for c in range(NUM_CELLS)]
     shapes = [[(cx + ddx, cy + ddy) for ddx, ddy in corners] for cx, cy in centres]
     labels = []
     for c in range(NUM_COLUMNS):
