@@ -264,7 +264,8 @@ def test_eval_max_moves(tmp_path, monkeypatch, value, cap):
 
     seen = []
 
-    def fake_match(game, make_a, make_b, games, seed, max_moves=None, opening_moves=2):
+    def fake_match(game, make_a, make_b, games, seed, max_moves=None, opening_moves=2,
+                   names=("A", "B"), on_game=None):
         seen.append(max_moves)
         return {"games": games, "wins": 0, "draws": games, "losses": 0, "score": 0.5,
                 "plies": 0}
