@@ -39,13 +39,8 @@ def static_prior(game_name: str, game, states: Sequence[Any]) -> np.ndarray:
 
 def action_prior(game_name: str, state: Any, actions: np.ndarray) -> np.ndarray:
     """Return the action prior of each of ``actions`` (legal in ``state``), float32."""
-    scored, scores = get_spec(game_name).action_prior(state)
-    out = np.zeros(len(actions), dtype=np.float32)
-    if len(scored):
-        where = dict(zip(scored.tolist(), scores.tolist(), strict=True))
-        for k, a in enumerate(np.asarray(actions).tolist()):
-            out[k] = where.get(a, 0.0)
-    return out
+    n = get_spec(game_name).actions.num_actions
+    return dense_action_prior(game_name, [state], n)[0][np.asarray(actions, dtype=np.int64)]
 
 
 def dense_action_prior(game_name: str, states: Sequence[Any], num_actions: int) -> np.ndarray:

@@ -93,16 +93,15 @@ class NetEvaluator:
         obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
         if self.net.training:
             self.net.eval()
-        args = [torch.from_numpy(obs)]
         net = self.net
-        if getattr(net, "value_prior", False) or getattr(net, "policy_prior", 0.0):
-            args.append(torch.from_numpy(static_prior(net.game_name, game, states))
-                        if net.value_prior else None)
+        priors = {}
+        if getattr(net, "value_prior", False):
+            priors["prior"] = torch.from_numpy(static_prior(net.game_name, game, states))
         if getattr(net, "policy_prior", 0.0):
-            args.append(torch.from_numpy(
-                dense_action_prior(net.game_name, states, game.num_actions)))
+            priors["action_prior"] = torch.from_numpy(
+                dense_action_prior(net.game_name, states, game.num_actions))
         with torch.inference_mode():
-            logits, values = self.net(*args)
+            logits, values = net(torch.from_numpy(obs), **priors)
         self.calls += 1
         self.positions += len(states)
         return logits.numpy(), values.numpy()

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.agents.arena import append_game
+from boardzoo.agents.arena import append_game, read_games
 from boardzoo.envs.core.registry import get_spec
 
 from .agent import NetAgent
@@ -276,19 +276,12 @@ class Trainer:
         """Remove the games of ``iteration`` and later from eval_games.jsonl (a run killed
         during an evaluation plays it again on resume: no game is kept twice)."""
         path = self.out / EVAL_GAMES
-        if not path.exists():
-            return
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        keep = []
-        for line in lines:
-            try:
-                if json.loads(line).get("iteration", 0) < iteration:
-                    keep.append(line)
-            except ValueError:  # a torn last line of a killed writer
-                continue
-        if len(keep) != len(lines):
+        games = read_games(path, repair=True)  # the arena's reader cuts off a torn last line
+        keep = [g for g in games if g.get("iteration", 0) < iteration]
+        if len(keep) != len(games):
             tmp = path.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(keep), encoding="utf-8")
+            tmp.write_text("".join(json.dumps(g, separators=(",", ":")) + "\n" for g in keep),
+                           encoding="utf-8")
             os.replace(tmp, path)
 
     def _keep_eval_game(self, iteration: int, record: dict[str, Any]) -> None:
