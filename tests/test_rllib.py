@@ -43,7 +43,11 @@ def load_example() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """One small local Ray for the module's example runs (each would start its own)."""
+    """One small local Ray for the module's example runs (each would start its own); an
+    instance another test module left running serves as well."""
+    if ray.is_initialized():
+        yield
+        return
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
