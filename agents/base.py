@@ -91,6 +91,7 @@ AGENT_FACTORIES: dict[str, AgentFactory] = {
     "gui": LazyFactory(f"{__package__}.gui", "from_spec", "gui"),
     "openspiel_mcts": LazyFactory(f"{__package__}.openspiel_bots", "mcts_agent", "openspiel"),
     "sb3": LazyFactory(f"{__package__}.sb3_policy", "from_spec", "sb3"),
+    "rllib": LazyFactory(f"{__package__}.rllib_support", "from_spec", "rllib"),
 }
 #: Kinds that wait for a person; automatic matches (evaluation baselines) refuse them.
 INTERACTIVE_KINDS = frozenset({"human", "gui"})
