@@ -147,7 +147,8 @@ def play_matches(game: str, checkpoint: str,
     """Play every match through the arena; return the results by opponent and the spec of
     the searching network."""
     opts = f",sims={args.sims}" + (f",m={args.m}" if args.m else "") + (
-        f",root={args.root}" if args.root else "")
+        f",root={args.root}" if args.root else "") + (
+        f",ptemp={args.ptemp:g}" if args.ptemp else "")
     searched = f"checkpoint:{checkpoint}{opts}"
     raw = f"checkpoint:{checkpoint},sims=0"
     matches = [(f"raw_vs_{o}", raw, o) for o in args.raw_vs] + [
@@ -204,6 +205,9 @@ def main() -> int:
                     "network's mcts.play_gumbel_m)")
     ap.add_argument("--root", choices=["puct", "gumbel"],
                     help="search root (default: the net's play_root, else its root)")
+    ap.add_argument("--ptemp", type=float, default=0.0,
+                    help="policy softmax temperature of the search (default: the network's "
+                         "mcts.play_policy_temperature)")
     ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
                     help="comma-separated specs the searching network plays")
     ap.add_argument("--raw-vs", default="random",

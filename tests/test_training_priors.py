@@ -183,6 +183,63 @@ def test_play_root_reaches_checkpoint_agents_unless_overridden(tmp_path):
         load_config(TINY, ["mcts.play_root=alphazero"])
 
 
+# -- play-time policy temperature ----------------------------------------------------------------
+def test_play_policy_temperature_divides_the_logits_of_play_only(tmp_path):
+    from boardzoo.training.agent import from_spec
+    from boardzoo.training.distill import save_model
+
+    cfg = load_config(REPO / "configs" / "ultima.yaml",
+                      ["model.channels=8", "model.blocks=1", "mcts.play_policy_temperature=2"])
+    net = build_net(cfg, action_game("ultima")).eval()
+    states = random_action_states("ultima", 4, seed=5, max_plies=40)
+    plain_logits, plain_values = NetEvaluator(net, action_game("ultima"))(states)
+    path = tmp_path / "net.pt"
+    save_model(cfg, net, path)
+    agent = from_spec(str(path), "ultima", 0)  # the network's own setting: 2
+    logits, values = agent.evaluate(states)
+    assert np.allclose(logits, plain_logits / 2, atol=1e-6) and np.allclose(values, plain_values)
+    assert np.any(np.abs(plain_logits) > 1e-3)  # the capture prior makes logits non-zero
+    logits4, _ = from_spec(f"{path},ptemp=4", "ultima", 0).evaluate(states)
+    assert np.allclose(logits4, plain_logits / 4, atol=1e-6)
+    # the raw policy's choice does not depend on it
+    state = states[0]
+    assert from_spec(f"{path},sims=0,ptemp=4", "ultima", 0).select_action(state) == \
+        from_spec(f"{path},sims=0,ptemp=1", "ultima", 0).select_action(state)
+
+
+@pytest.mark.parametrize("spec", ["ptemp=0", "ptemp=-1", "ptemp=abc", "ptemp=inf"])
+def test_play_policy_temperature_spec_errors(spec):
+    from boardzoo.agents.base import UnknownAgentError
+    from boardzoo.training.agent import from_spec
+
+    with pytest.raises(UnknownAgentError, match="ptemp must be a number > 0"):
+        from_spec(f"ultima,{spec}", "ultima", 0)
+
+
+def test_play_policy_temperature_is_validated_and_self_play_ignores_it():
+    with pytest.raises(ConfigError, match="mcts.play_policy_temperature"):
+        load_config(TINY, ["mcts.play_policy_temperature=0"])
+    from boardzoo.training import selfplay
+
+    seen = []
+    real = selfplay.NetEvaluator
+
+    class Spy(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            seen.append(self.policy_temperature)
+
+    cfg = load_config(TINY, ["mcts.play_policy_temperature=3", "selfplay.max_moves=4",
+                             "mcts.simulations=2"])
+    net = build_net(cfg, action_game(cfg.game)).eval()
+    selfplay.NetEvaluator = Spy
+    try:
+        records = selfplay.play_games(net, action_game(cfg.game), cfg, [1])
+    finally:
+        selfplay.NetEvaluator = real
+    assert seen == [1.0] and len(records) == 1
+
+
 # -- evaluation games are kept for replays ------------------------------------------------------
 def test_evaluation_games_are_recorded_replayable_and_not_doubled_on_resume(tmp_path):
     from boardzoo.agents.arena import read_games

@@ -12,7 +12,8 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   the raw policy's most likely legal action, no search), ``root=puct|gumbel``
   (default: the network's ``mcts.play_root``, else the root it was trained with),
   ``m=N`` Gumbel root candidates (default: the network's ``mcts.play_gumbel_m``, or its ``gumbel_m``
-  when that is 0; ignored by ``puct``).
+  when that is 0; ignored by ``puct``), ``ptemp=T`` the search's policy softmax temperature
+  (default: the network's ``mcts.play_policy_temperature``, 1 unless its config sets it).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
 A position with a single legal action is played without the network.
@@ -90,7 +91,8 @@ class NetAgent(ActionAgent):
         self.cfg = cfg
         self.simulations = simulations
         self.rng = np.random.default_rng(seed)
-        self.evaluate = NetEvaluator(net, self.game)
+        # Play-time only: self-play builds its own evaluator without the temperature.
+        self.evaluate = NetEvaluator(net, self.game, cfg.mcts.play_policy_temperature)
         self.counters = {"actions": 0, "evaluations": 0}
 
     def stats(self) -> dict[str, float]:
@@ -115,21 +117,22 @@ class NetAgent(ActionAgent):
 def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     if not arg:
         raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
-                                "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N)")
+                                "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N "
+                                ",ptemp=T)")
     first, *rest = arg.split(",")
     opts = {}
     for part in rest:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
-        if not eq or key not in ("sims", "root", "m"):
+        if not eq or key not in ("sims", "root", "m", "ptemp"):
             raise UnknownAgentError(f"agent checkpoint: unknown option {part.strip()!r}; "
-                                    f"use sims=N, root=puct|gumbel or m=N")
+                                    f"use sims=N, root=puct|gumbel, m=N or ptemp=T")
         opts[key] = value.strip()
     return first.strip(), opts
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
-    """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N]`` for ``game``."""
+    """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]`` for ``game``."""
     where, opts = _parse(arg)
     path = Path(where)
     if where in GAMES and not path.is_file():
@@ -154,12 +157,24 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
         except ValueError:
             raise UnknownAgentError(f"agent checkpoint: m must be a whole number >= 1, "
                                     f"got {opts['m']!r}") from None
+    ptemp = None
+    if "ptemp" in opts:
+        try:
+            ptemp = float(opts["ptemp"])
+            if not ptemp > 0 or ptemp == float("inf"):
+                raise ValueError
+        except ValueError:
+            raise UnknownAgentError(f"agent checkpoint: ptemp must be a number > 0, "
+                                    f"got {opts['ptemp']!r}") from None
     net, cfg, _ = load_net(path, game)
     # One torch thread: these small nets evaluate one position at a time, where more threads
     # only wait for each other (and arena worker processes would oversubscribe the cores).
     torch.set_num_threads(1)
     if m is not None:
         cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, play_gumbel_m=m))
+    if ptemp is not None:
+        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(
+            cfg.mcts, play_policy_temperature=ptemp))
     if "root" in opts:
         if opts["root"] not in ("puct", "gumbel"):
             raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "

@@ -101,6 +101,11 @@ class MCTSConfig:
     #: ``puct`` or ``gumbel``; empty: ``root``. Self-play can then learn from Gumbel's
     #: improved-policy targets while play uses PUCT's visit counts (Ultima).
     play_root: str = ""
+    #: Policy softmax temperature when the search plays without noise (evaluation,
+    #: ``checkpoint:`` agents): the search's prior is softmax(logits / T). Above 1 it widens
+    #: a policy that self-play made too sure of itself (as Leela Chess Zero plays with
+    #: about 1.6); self-play and training never use it.
+    play_policy_temperature: float = 1.0
     #: Gumbel: sigma(q) = (c_visit + max N) * c_scale * q.
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 1.0
@@ -294,6 +299,7 @@ def validate(cfg: Config) -> Config:
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
     need(s.gumbel_m >= 1, "mcts.gumbel_m", "at least 1")
     need(s.play_gumbel_m >= 0, "mcts.play_gumbel_m", "0 (= gumbel_m) or more")
+    need(s.play_policy_temperature > 0, "mcts.play_policy_temperature", "a number > 0")
     need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
          "0 or more")
     p = cfg.selfplay

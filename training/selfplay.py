@@ -80,11 +80,16 @@ class GameRecord:
 
 
 class NetEvaluator:
-    """Batched network inference over action states: states -> (logits, values) as numpy."""
+    """Batched network inference over action states: states -> (logits, values) as numpy.
 
-    def __init__(self, net: torch.nn.Module, game) -> None:
+    ``policy_temperature`` T divides the logits (the search's prior becomes
+    softmax(logits / T)); 1 leaves them as the network gives them.
+    """
+
+    def __init__(self, net: torch.nn.Module, game, policy_temperature: float = 1.0) -> None:
         self.net = net
         self.game = game
+        self.policy_temperature = float(policy_temperature)
         self.calls = 0
         self.positions = 0
 
@@ -102,6 +107,8 @@ class NetEvaluator:
                 dense_action_prior(net.game_name, states, game.num_actions))
         with torch.inference_mode():
             logits, values = net(torch.from_numpy(obs), **priors)
+        if self.policy_temperature != 1.0:
+            logits = logits / self.policy_temperature
         self.calls += 1
         self.positions += len(states)
         return logits.numpy(), values.numpy()
