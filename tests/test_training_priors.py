@@ -240,6 +240,31 @@ def test_play_policy_temperature_is_validated_and_self_play_ignores_it():
     assert seen == [1.0] and len(records) == 1
 
 
+def test_export_changes_play_settings_only_and_keeps_the_weights(tmp_path, capsys):
+    from boardzoo.cli import main
+    from boardzoo.training.agent import load_net
+    from boardzoo.training.distill import save_model
+
+    cfg = load_config(REPO / "configs" / "ultima.yaml", ["model.channels=8", "model.blocks=1"])
+    src = tmp_path / "best.pt"
+    save_model(cfg, build_net(cfg, action_game("ultima")), src, note="run x, iteration 3")
+    out = tmp_path / "shipped.pt"
+    assert main(["export", str(src), str(out), "--set", "mcts.play_policy_temperature=2",
+                 "--set", "mcts.play_gumbel_m=32"]) == 0
+    net_a, cfg_a, data_a = load_net(src)
+    net_b, cfg_b, data_b = load_net(out)
+    assert cfg_b.mcts.play_policy_temperature == 2 and cfg_b.mcts.play_gumbel_m == 32
+    assert cfg_a.mcts.play_policy_temperature == 1
+    assert cfg_b.model == cfg_a.model and data_b["note"] == "run x, iteration 3"
+    sd_a, sd_b = net_a.state_dict(), net_b.state_dict()
+    assert all(torch.equal(sd_a[k], sd_b[k]) for k in sd_a)
+    for bad in (["--set", "model.channels=16"], ["--set", "train.lr=0.1"],
+                ["--set", "mcts.play_policy_temperature=0"]):
+        assert main(["export", str(src), str(tmp_path / "x.pt"), *bad]) == 2
+        assert "error:" in capsys.readouterr().err
+    assert not (tmp_path / "x.pt").exists()
+
+
 # -- evaluation games are kept for replays ------------------------------------------------------
 def test_evaluation_games_are_recorded_replayable_and_not_doubled_on_resume(tmp_path):
     from boardzoo.agents.arena import read_games

@@ -49,6 +49,35 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Config keys ``boardzoo export --set`` may change: how the search plays, never the weights'
+#: shapes or what training did.
+EXPORT_KEYS = ("mcts.play_root", "mcts.play_gumbel_m", "mcts.play_policy_temperature")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a run's network as a model file, optionally with other play-time settings."""
+    from boardzoo.envs.core.registry import action_game
+
+    from .agent import load_net
+    from .checkpoint import model_file, save_atomic
+    from .config import ConfigError, apply_overrides, from_dict, parse_override
+
+    overrides = list(args.set or [])
+    for text in overrides:
+        key = ".".join(parse_override(text)[0])
+        if key not in EXPORT_KEYS:
+            raise ConfigError(f"export --set {text!r}: only {', '.join(EXPORT_KEYS)} can change "
+                              f"(the rest describes the trained weights)")
+    net, cfg, data = load_net(args.source)
+    cfg = from_dict(apply_overrides(cfg.to_dict(), overrides))  # validated
+    game = action_game(cfg.game)
+    note = args.note if args.note is not None else data.get("note", "")
+    save_atomic(model_file(cfg.game, cfg.to_dict(), game.observation_shape, game.num_actions,
+                           net.state_dict(), note), args.output)
+    print(f"{args.output}: {cfg.game} network" + "".join(f", {o}" for o in overrides))
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("train", help="AlphaZero-style self-play training")
     p.add_argument("--config", metavar="FILE", help="YAML config (e.g. configs/loa.yaml)")
@@ -64,3 +93,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("run", metavar="RUN", help="run folder (e.g. runs/loa)")
     p.add_argument("--output", "-o", metavar="PNG", help="output file (default RUN/curves.png)")
     p.set_defaults(func=cmd_plot)
+
+    p = subparsers.add_parser("export", help="write a run's network as a model file "
+                                             "(optionally with other play-time settings)")
+    p.add_argument("source", metavar="SRC", help="best.pt, model.pt or checkpoint.pt of a run")
+    p.add_argument("output", metavar="OUT", help="model file to write (checkpoint:OUT plays it)")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append",
+                   help="a play-time setting: " + ", ".join(EXPORT_KEYS) + " (repeatable)")
+    p.add_argument("--note", help="text kept in the file (default: the source's note)")
+    p.set_defaults(func=cmd_export)
