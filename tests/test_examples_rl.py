@@ -49,6 +49,33 @@ def test_sb3_maskable_ppo_example_trains_saves_and_evaluates(tmp_path: Path):
     check_sb3_model_as_agent_and_opponent(out, model)
 
 
+def test_sb3_self_play_refreshes_the_frozen_copy_of_the_learner():
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    example = load_example("sb3_maskable_ppo")
+    frozen = example.FrozenOpponent()
+    model = example.build_model("loa", "random", 0, 2, "cnn", max_moves=20, frozen=frozen,
+                                random_envs=1)
+    start = {k: v.clone() for k, v in model.policy.state_dict().items()}
+
+    def same(a, b):
+        return all(torch.equal(a[k], b[k]) for k in a)
+
+    assert same(frozen.policy.state_dict(), start)  # starts as the untrained learner
+    envs = model.get_env().envs
+    assert envs[0].opponent_spec == "random" and envs[1].opponent_spec is None
+    opponent = envs[1].opponent.agent  # the PolicyAgent around the frozen copy
+    assert opponent.model is frozen and opponent.deterministic is False
+    model.learn(total_timesteps=1024, callback=example.RefreshEvery(frozen, 1))  # 2 rollouts
+    assert frozen.refreshes == 2
+    # the second refresh copied the weights after the first update: not the start any more,
+    # and not the learner's either (it was updated once more after that rollout)
+    assert not same(frozen.policy.state_dict(), start)
+    assert not same(frozen.policy.state_dict(), model.policy.state_dict())
+    assert opponent.counters["actions"] > 0 and opponent.counters["illegal"] == 0
+
+
 def check_sb3_model_as_agent_and_opponent(path: Path, model) -> None:
     """A saved model plays as the agent spec sb3:PATH (play, arena) and as a SingleAgentEnv
     opponent (a spec string, or the model object itself: SB3 self-play)."""
