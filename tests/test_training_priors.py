@@ -245,15 +245,16 @@ def test_export_changes_play_settings_only_and_keeps_the_weights(tmp_path, capsy
     from boardzoo.training.agent import load_net
     from boardzoo.training.distill import save_model
 
-    cfg = load_config(REPO / "configs" / "ultima.yaml", ["model.channels=8", "model.blocks=1"])
+    cfg = load_config(REPO / "configs" / "ultima.yaml", ["model.channels=8", "model.blocks=1",
+                                                          "mcts.play_policy_temperature=1"])
     src = tmp_path / "best.pt"
     save_model(cfg, build_net(cfg, action_game("ultima")), src, note="run x, iteration 3")
     out = tmp_path / "shipped.pt"
-    assert main(["export", str(src), str(out), "--set", "mcts.play_policy_temperature=2",
+    assert main(["export", str(src), str(out), "--set", "mcts.play_policy_temperature=3",
                  "--set", "mcts.play_gumbel_m=32"]) == 0
     net_a, cfg_a, data_a = load_net(src)
     net_b, cfg_b, data_b = load_net(out)
-    assert cfg_b.mcts.play_policy_temperature == 2 and cfg_b.mcts.play_gumbel_m == 32
+    assert cfg_b.mcts.play_policy_temperature == 3 and cfg_b.mcts.play_gumbel_m == 32
     assert cfg_a.mcts.play_policy_temperature == 1
     assert cfg_b.model == cfg_a.model and data_b["note"] == "run x, iteration 3"
     sd_a, sd_b = net_a.state_dict(), net_b.state_dict()
