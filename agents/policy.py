@@ -67,3 +67,24 @@ class PolicyAgent(ActionAgent):
 
     def stats(self) -> dict[str, float]:
         return dict(self.counters)
+
+
+def parse_model_spec(kind: str, arg: str | None, what: str) -> tuple[str, bool]:
+    """Split ``KIND:PATH[,stochastic]`` into the path and whether to sample (the spec of an
+    agent that plays a saved model of another framework, e.g. ``sb3``, ``rllib``)."""
+    if not arg:
+        raise UnknownAgentError(f"agent {kind} needs {what}: {kind}:PATH[,stochastic]")
+    where, *opts = (p.strip() for p in arg.split(","))
+    unknown = [o for o in opts if o != "stochastic"]
+    if unknown:
+        raise UnknownAgentError(f"agent {kind}: unknown option(s) {unknown}; use {kind}:PATH or "
+                                f"{kind}:PATH,stochastic")
+    return where, "stochastic" in opts
+
+
+def check_observation_shape(kind: str, where: str, shape: tuple[int, ...], game: str) -> None:
+    """Raise UnknownAgentError if a saved model's observation ``shape`` is not ``game``'s."""
+    want = tuple(get_spec(game).actions.observation_shape)
+    if tuple(shape) != want:
+        raise UnknownAgentError(f"{kind}: {where!r} was trained on observations "
+                                f"{tuple(shape)}, {game} has {want}")

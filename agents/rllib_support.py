@@ -36,7 +36,7 @@ from boardzoo.envs.aec import BoardGameEnv, wrap
 from boardzoo.envs.core.registry import get_spec
 
 from .base import UnknownAgentError
-from .policy import ActionAgent
+from .policy import ActionAgent, check_observation_shape, parse_model_spec
 
 MAIN = "main"  # the learning module's id
 RANDOM = "random"  # the masked-random opponent's id
@@ -267,17 +267,7 @@ def load_module(path: str | Path) -> RLModule:
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> RLlibAgent:
     """Build ``rllib:PATH[,stochastic]`` for ``game``."""
-    if not arg:
-        raise UnknownAgentError("agent rllib needs a module folder: rllib:PATH[,stochastic]")
-    where, *opts = (p.strip() for p in arg.split(","))
-    unknown = [o for o in opts if o != "stochastic"]
-    if unknown:
-        raise UnknownAgentError(f"agent rllib: unknown option(s) {unknown}; use rllib:PATH or "
-                                f"rllib:PATH,stochastic")
+    where, stochastic = parse_model_spec("rllib", arg, "a module folder")
     module = load_module(where)
-    shape = tuple(module.observation_space["observation"].shape)
-    want = tuple(get_spec(game).actions.observation_shape)
-    if shape != want:
-        raise UnknownAgentError(f"rllib: {where!r} was trained on observations {shape}, "
-                                f"{game} has {want}")
-    return RLlibAgent(module, game, deterministic="stochastic" not in opts, seed=seed)
+    check_observation_shape("rllib", where, module.observation_space["observation"].shape, game)
+    return RLlibAgent(module, game, deterministic=not stochastic, seed=seed)

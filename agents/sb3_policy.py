@@ -22,10 +22,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from boardzoo.envs.core.registry import get_spec
-
 from .base import UnknownAgentError
-from .policy import PolicyAgent
+from .policy import PolicyAgent, check_observation_shape, parse_model_spec
 
 
 class PlanesCNN(BaseFeaturesExtractor):
@@ -61,19 +59,9 @@ def load_model(path: str | Path) -> Any:
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> PolicyAgent:
     """Build ``sb3:PATH[,stochastic]`` for ``game``."""
-    if not arg:
-        raise UnknownAgentError("agent sb3 needs a model file: sb3:PATH[,stochastic]")
-    where, *opts = (p.strip() for p in arg.split(","))
-    unknown = [o for o in opts if o != "stochastic"]
-    if unknown:
-        raise UnknownAgentError(f"agent sb3: unknown option(s) {unknown}; use sb3:PATH or "
-                                f"sb3:PATH,stochastic")
+    where, stochastic = parse_model_spec("sb3", arg, "a model file")
     model = load_model(where)
     if seed is not None:
         model.set_random_seed(seed)
-    shape = tuple(model.observation_space.shape or ())
-    want = tuple(get_spec(game).actions.observation_shape)
-    if shape != want:
-        raise UnknownAgentError(f"sb3: {where!r} was trained on observations {shape}, "
-                                f"{game} has {want}")
-    return PolicyAgent(model, game, deterministic="stochastic" not in opts)
+    check_observation_shape("sb3", where, tuple(model.observation_space.shape or ()), game)
+    return PolicyAgent(model, game, deterministic=not stochastic)
