@@ -153,12 +153,27 @@ def read_games(path: Path, repair: bool = False) -> list[dict]:
     return records
 
 
+def _line(record: dict) -> str:
+    """Return ``record`` as one games.jsonl line."""
+    return json.dumps(record, separators=(",", ":")) + "\n"
+
+
 def append_game(path: Path, record: dict) -> None:
     """Append one record as one line and force it to disk (why: a crash must not lose it)."""
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        f.write(_line(record))
         f.flush()
         os.fsync(f.fileno())
+
+
+def write_games(path: Path, records: list[dict]) -> None:
+    """Replace the file with ``records`` atomically (a temp file, forced to disk, renamed)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("".join(_line(r) for r in records))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 @dataclass

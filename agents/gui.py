@@ -257,8 +257,6 @@ class GuiAgent(ActionAgent):
         self.window.show(compose(self._picture, self.where, self.turn))
 
 
-
-
 def from_spec(arg: str | None, game: str, seed: int | None) -> GuiAgent:
     """Build ``gui`` (no parameter): a window that takes mouse clicks."""
     no_arg("gui", arg)

@@ -217,8 +217,9 @@ def test_play_policy_temperature_spec_errors(spec):
 
 
 def test_play_policy_temperature_is_validated_and_self_play_ignores_it():
-    with pytest.raises(ConfigError, match="mcts.play_policy_temperature"):
-        load_config(TINY, ["mcts.play_policy_temperature=0"])
+    for bad in ("0", ".inf"):
+        with pytest.raises(ConfigError, match="mcts.play_policy_temperature"):
+            load_config(TINY, [f"mcts.play_policy_temperature={bad}"])
     from boardzoo.training import selfplay
 
     seen = []

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +133,21 @@ def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     return first.strip(), opts
 
 
+def _number(opts: dict[str, str], key: str, convert: Callable[[str], Any],
+            ok: Callable[[Any], bool], want: str) -> Any:
+    """Return option ``key`` converted and checked (None when absent); UnknownAgentError
+    naming what it must be otherwise."""
+    if key not in opts:
+        return None
+    try:
+        value = convert(opts[key])
+        if ok(value):
+            return value
+    except ValueError:
+        pass
+    raise UnknownAgentError(f"agent checkpoint: {key} must be {want}, got {opts[key]!r}")
+
+
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]`` for ``game``."""
     where, opts = _parse(arg)
@@ -141,31 +158,10 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
             raise CheckpointError(f"no network is shipped for {where!r} yet; train one with "
                                   f"`boardzoo train --config configs/{where}.yaml` and use "
                                   f"checkpoint:runs/{where}/best.pt")
-    try:
-        sims = int(opts.get("sims", DEFAULT_SIMS))
-        if sims < 0:
-            raise ValueError
-    except ValueError:
-        raise UnknownAgentError(f"agent checkpoint: sims must be a whole number >= 0, "
-                                f"got {opts['sims']!r}") from None
-    m = None
-    if "m" in opts:
-        try:
-            m = int(opts["m"])
-            if m < 1:
-                raise ValueError
-        except ValueError:
-            raise UnknownAgentError(f"agent checkpoint: m must be a whole number >= 1, "
-                                    f"got {opts['m']!r}") from None
-    ptemp = None
-    if "ptemp" in opts:
-        try:
-            ptemp = float(opts["ptemp"])
-            if not ptemp > 0 or ptemp == float("inf"):
-                raise ValueError
-        except ValueError:
-            raise UnknownAgentError(f"agent checkpoint: ptemp must be a number > 0, "
-                                    f"got {opts['ptemp']!r}") from None
+    sims = _number(opts, "sims", int, lambda v: v >= 0, "a whole number >= 0")
+    sims = DEFAULT_SIMS if sims is None else sims
+    m = _number(opts, "m", int, lambda v: v >= 1, "a whole number >= 1")
+    ptemp = _number(opts, "ptemp", float, lambda v: 0 < v < math.inf, "a number > 0")
     net, cfg, _ = load_net(path, game)
     # One torch thread: these small nets evaluate one position at a time, where more threads
     # only wait for each other (and arena worker processes would oversubscribe the cores).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib.util
+import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,7 +300,8 @@ def validate(cfg: Config) -> Config:
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
     need(s.gumbel_m >= 1, "mcts.gumbel_m", "at least 1")
     need(s.play_gumbel_m >= 0, "mcts.play_gumbel_m", "0 (= gumbel_m) or more")
-    need(s.play_policy_temperature > 0, "mcts.play_policy_temperature", "a number > 0")
+    need(0 < s.play_policy_temperature < math.inf, "mcts.play_policy_temperature",
+         "a number > 0")
     need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
          "0 or more")
     p = cfg.selfplay

@@ -28,9 +28,7 @@ from __future__ import annotations
 import copy
 import csv
 import functools
-import json
 import math
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.agents.arena import append_game, read_games
+from boardzoo.agents.arena import append_game, read_games, write_games
 from boardzoo.envs.core.registry import get_spec
 
 from .agent import NetAgent
@@ -279,10 +277,7 @@ class Trainer:
         games = read_games(path, repair=True)  # the arena's reader cuts off a torn last line
         keep = [g for g in games if g.get("iteration", 0) < iteration]
         if len(keep) != len(games):
-            tmp = path.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(json.dumps(g, separators=(",", ":")) + "\n" for g in keep),
-                           encoding="utf-8")
-            os.replace(tmp, path)
+            write_games(path, keep)
 
     def _keep_eval_game(self, iteration: int, record: dict[str, Any]) -> None:
         """Append one evaluation game to the run's eval_games.jsonl (ids unique per run)."""

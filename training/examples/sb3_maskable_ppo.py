@@ -4,7 +4,6 @@
     python training/examples/sb3_maskable_ppo.py --opponent mcts:20 --out runs/ppo_loa.zip
     python training/examples/sb3_maskable_ppo.py --self-play --timesteps 120000
 
-
 The learner is a :class:`~boardzoo.agents.single_agent.SingleAgentEnv` (colours
 alternate per episode); the policy sees the 8x8x5 planes through a small conv
 net (``--policy cnn``) or flattened (``--policy mlp``) and samples only legal
@@ -15,6 +14,7 @@ moves (``action_masks``). After training it saves the model and plays
 the learner (sampling its moves), refreshed with the learner's weights every
 ``--refresh`` rollouts; the other envs keep ``--opponent`` as an anchor, so the learner
 does not forget how to beat it while it chases its own past self.
+
 Needs the ``sb3`` extra: ``pip install 'boardzoo[sb3]'``.
 """
 
