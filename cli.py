@@ -20,6 +20,7 @@ from boardzoo.agents import AGENT_FACTORIES, make_agent
 from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
+from boardzoo.agents.threads import one_torch_thread
 from boardzoo.envs.core.game import BoardzooError, divide
 from boardzoo.envs.core.registry import GAMES, load_state
 from boardzoo.training import commands as training_commands
@@ -86,6 +87,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-moves must be >= 1, got {args.max_moves}")
     load_state(args.game, args.position)  # validate game and position before building agents
     specs = list(args.agents)
+    one_torch_thread()  # this command owns the process
     totals = {specs[0]: 0.0, specs[1]: 0.0} if specs[0] != specs[1] else None
     for g in range(args.games):
         # colours alternate between games so neither agent always moves first

@@ -24,6 +24,7 @@ from boardzoo.envs.core.registry import state_class
 from .base import INTERACTIVE_KINDS, check_spec, make_agent
 from .distributed import check_backend, ray_games
 from .play import play_from
+from .threads import one_torch_thread
 
 GAMES_FILE = "games.jsonl"
 CONFIG_FILE = "tournament.json"
@@ -102,8 +103,15 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
     }
 
 
+def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
+                        opening_moves: int = 0) -> dict:
+    """:func:`play_game` in a worker process the arena owns (one torch thread)."""
+    one_torch_thread()
+    return play_game(game, pairing, max_plies, opening_moves)
+
+
 def _play_task(task: tuple[GameRef, Pairing, int, int]) -> dict:
-    return play_game(*task)
+    return play_game_in_worker(*task)
 
 
 # -- games.jsonl ----------------------------------------------------------------------------
@@ -261,7 +269,7 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     todo = [p for p in plan if p.id not in finished]
     if stop_after is not None:
         todo = todo[:stop_after]
-    games = (ray_games(game, todo, max_plies, address, workers, play=play_game)
+    games = (ray_games(game, todo, max_plies, address, workers, play=play_game_in_worker)
              if backend == "ray"
              else run_games(game, todo, workers, max_plies))
     bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)

@@ -12,6 +12,7 @@ from boardzoo.envs.core.game import BoardzooError
 
 from . import report, viewer_commands
 from .arena import DEFAULT_MAX_PLIES, GAMES_FILE, ArenaError, read_games, run_tournament
+from .threads import one_torch_thread
 from .viewer import HTML_FILE, write_html
 
 
@@ -44,6 +45,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     out = Path(args.out or f"results/{args.game}_arena")
     if args.workers < 1:
         raise ArenaError(f"--workers must be at least 1, got {args.workers}")
+    one_torch_thread()  # this command owns the process
     try:
         records = run_tournament(args.game, agents, args.games_per_pair, out, seed=args.seed,
                                  workers=args.workers, resume=args.resume,

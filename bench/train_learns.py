@@ -15,7 +15,7 @@ swapped; games end by the rules only unless ``--max-moves``):
 * the raw policy (``sims=0``: the most likely legal action, no search) against
   each ``--raw-vs`` opponent (default ``random``);
 * the network with ``--sims`` simulations per action (Gumbel root candidates:
-  ``--m``, default the network's ``mcts.play_gumbel_m``) against each
+  ``--m``, default the network's ``play.gumbel_m``) against each
   ``--opponents`` spec (default ``mcts:100``, ``greedy``, ``alphabeta:2``).
 
 The games run through the arena (:func:`boardzoo.agents.arena.run_games`) in
@@ -42,7 +42,7 @@ import torch  # noqa: E402
 
 from boardzoo.agents.arena import Pairing, game_seed, run_games  # noqa: E402
 from boardzoo.training.checkpoint import load  # noqa: E402
-from boardzoo.training.config import load_config  # noqa: E402
+from boardzoo.training.config import from_saved, load_config, play_search  # noqa: E402
 from boardzoo.training.trainer import Trainer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -74,8 +74,9 @@ def curve(run: Path) -> dict:
 def selfplay_speed(cfg_path: str, games: int) -> dict:
     """Time the same self-play games three ways (wall and CPU seconds)."""
     from boardzoo.envs.core.registry import action_game
+    from boardzoo.training.backends import SelfPlayPool
     from boardzoo.training.network import build_net
-    from boardzoo.training.selfplay import SelfPlayPool, play_games, selfplay_seed
+    from boardzoo.training.selfplay import play_games, selfplay_seed
 
     out = {}
     base = load_config(cfg_path)
@@ -202,12 +203,12 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1, help="arena worker processes")
     ap.add_argument("--sims", type=int, default=100, help="network's simulations per action")
     ap.add_argument("--m", type=int, default=0, help="Gumbel root candidates (default: the "
-                    "network's mcts.play_gumbel_m)")
+                    "network's play.gumbel_m)")
     ap.add_argument("--root", choices=["puct", "gumbel"],
-                    help="search root (default: the net's play_root, else its root)")
+                    help="search root (default: the net's play.root, else its mcts.root)")
     ap.add_argument("--ptemp", type=float, default=0.0,
                     help="policy softmax temperature of the search (default: the network's "
-                         "mcts.play_policy_temperature)")
+                         "play.policy_temperature)")
     ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
                     help="comma-separated specs the searching network plays")
     ap.add_argument("--raw-vs", default="random",
@@ -247,12 +248,11 @@ def main() -> int:
     game = data["game"]
     if args.game and args.game != game:
         ap.error(f"{path} is a {game} network, not {args.game}")
-    mcts = data["config"].get("mcts", {})
+    play = play_search(from_saved(data["config"]))
     result: dict = {"game": game, "checkpoint": str(path), "games_per_match": args.games,
                     "opening_moves": args.opening, "max_moves": args.max_moves,
                     "workers": args.workers, "sims": args.sims,
-                    "root": args.root or mcts.get("play_root") or mcts.get("root", "puct"),
-                    "m": args.m or mcts.get("play_gumbel_m") or mcts.get("gumbel_m", 16)}
+                    "root": args.root or play.root, "m": args.m or play.gumbel_m}
     if run is not None:
         result["training"] = curve(run)
     c0, t0 = cpu_seconds(), time.perf_counter()

@@ -236,8 +236,10 @@ def tiny_net(engine) -> PolicyValueNet:
 
 
 def ttt_config(*overrides: str):
+    # temperature sampling is PUCT's: with a Gumbel root the key has no effect (refused)
+    temperature = [] if "mcts.root=gumbel" in overrides else ["selfplay.temperature_moves=2"]
     return load_config(TINY, ["mcts.simulations=12", "selfplay.parallel_games=3",
-                              "selfplay.temperature_moves=2", *overrides])
+                              *temperature, *overrides])
 
 
 def cells_of(obs: np.ndarray, player: int) -> str:

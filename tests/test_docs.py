@@ -181,7 +181,7 @@ def config_rows() -> dict[str, str]:
     rows: dict[str, str] = {}
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or not cells[0].startswith("`"):
+        if len(cells) not in (3, 4) or not cells[0].startswith("`"):
             continue
         names = re.findall(r"`([^`]+)`", cells[0])
         section = names[0].rpartition(".")[0]
@@ -204,10 +204,31 @@ def test_training_config_table_lists_every_key_with_its_default() -> None:
                              for g in dataclasses.fields(value)})
         else:
             expected[f.name] = value
-    assert set(rows) == set(expected), "config table keys differ from training/config.py"
+    assert set(rows) == set(expected), "config table keys differ from training/config_schema.py"
     for key, default in expected.items():
         shown = yaml.safe_load(rows[key])
         if isinstance(default, float):
             assert float(shown) == default, key
         else:
             assert shown == default, key
+
+
+def test_config_keys_without_effect_are_marked_in_the_config_table() -> None:
+    """Every key that some settings make useless (and so refused) has an "only with" note."""
+    from boardzoo.training.config_keys import no_effect
+
+    text = (DOCS / "training.md").read_text()
+    table = text[text.index("## Config reference"):text.index("## Speed on a CPU")]
+    marked = set()
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`") and cells[3]:
+            names = re.findall(r"`([^`]+)`", cells[0])
+            section = names[0].rpartition(".")[0]
+            marked.update([names[0]] + [f"{section}.{n}" for n in names[1:]])
+    useless: set[str] = set()
+    for sets in (["mcts.root=gumbel"], ["mcts.root=puct", "play.root=puct"],
+                 ["model.value=static", "model.policy_head=bilinear", "eval.vs_best=false"]):
+        cfg = training_config.load_config(None, ["game=ultima", *sets])
+        useless |= set(no_effect(cfg))
+    assert useless <= marked, f"not marked in training.md: {sorted(useless - marked)}"

@@ -17,10 +17,11 @@ from boardzoo.agents.arena import GAMES_FILE, play_game, read_games, run_tournam
 from boardzoo.agents.distributed import BackendError, connect, ray_games
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import action_game, state_class
+from boardzoo.training.backends import RaySelfPlayPool, split_seeds
 from boardzoo.training.checkpoint import load
 from boardzoo.training.config import load_config
 from boardzoo.training.network import build_net
-from boardzoo.training.selfplay import RaySelfPlayPool, play_games, selfplay_seed, split_seeds
+from boardzoo.training.selfplay import play_games, selfplay_seed
 
 TESTS = Path(__file__).resolve().parent
 TINY = str(TESTS.parent / "configs" / "tiny.yaml")

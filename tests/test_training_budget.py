@@ -1,4 +1,4 @@
-"""Where training spends its CPU: root candidates at play time (mcts.play_gumbel_m), forced
+"""Where training spends its CPU: root candidates at play time (play.gumbel_m), forced
 moves without search, training steps that follow the data (train.replay_ratio),
 evaluation at the target's settings (eval.max_moves), and the learning benchmark."""
 
@@ -18,7 +18,7 @@ from boardzoo.training import agent as agent_module
 from boardzoo.training.batched_mcts import run_batched_search
 from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.checkpoint import model_file, save_atomic
-from boardzoo.training.config import ConfigError, load_config
+from boardzoo.training.config import ConfigError, load_config, play_search
 from boardzoo.training.mcts import run_search
 from boardzoo.training.network import build_net
 from boardzoo.training.selfplay import play_games
@@ -62,8 +62,10 @@ def visited_root_actions(search) -> int:
     (30, True, 16),  # self-play (noise) keeps gumbel_m
 ])
 def test_play_gumbel_m_sets_the_root_candidates_without_noise(play_m, noise, expected):
-    cfg = load_config(TINY, ["mcts.root=gumbel", f"mcts.play_gumbel_m={play_m}"]).mcts
-    assert cfg.gumbel_m == 16
+    full = load_config(TINY, ["mcts.root=gumbel", f"play.gumbel_m={play_m}"])
+    assert full.mcts.gumbel_m == 16
+    # self-play (noise) searches with mcts as it is; play with the play section applied
+    cfg = full.mcts if noise else play_search(full)
     state = LOA.initial_state()
     search = run_search(LOA, uniform_eval(LOA.num_actions), state, cfg,
                         np.random.default_rng(0), 100, add_noise=noise)
@@ -78,14 +80,14 @@ def test_play_gumbel_m_sets_the_root_candidates_without_noise(play_m, noise, exp
 
 
 def test_play_gumbel_m_is_capped_by_the_simulations():
-    cfg = load_config(TINY, ["mcts.root=gumbel", "mcts.play_gumbel_m=64"]).mcts
+    cfg = play_search(load_config(TINY, ["mcts.root=gumbel", "play.gumbel_m=64"]))
     search = run_search(LOA, uniform_eval(LOA.num_actions), LOA.initial_state(), cfg,
                         np.random.default_rng(0), 20)
     assert visited_root_actions(search) == 19  # the root's own evaluation is simulation 1
 
 
 def test_config_validation_of_the_new_keys():
-    for bad, message in [("mcts.play_gumbel_m=-1", "mcts.play_gumbel_m must be"),
+    for bad, message in [("play.gumbel_m=-1", "play.gumbel_m must be"),
                          ("train.replay_ratio=-0.5", "train.replay_ratio must be"),
                          ("eval.max_moves=-2", "eval.max_moves must be"),
                          ("train.replay_rate=2", "unknown config key(s) train.replay_rate")]:
@@ -97,12 +99,15 @@ def test_config_validation_of_the_new_keys():
 def test_ultima_and_whistling_configs_evaluate_at_the_targets_settings():
     for name in ("ultima", "whistling"):
         cfg = load_config(REPO / "configs" / f"{name}.yaml")
-        assert cfg.mcts.play_gumbel_m == 64 and cfg.mcts.gumbel_m == 16
+        # Whistling plays with Gumbel's top 64; Ultima plays with PUCT (no candidates)
+        assert cfg.play.gumbel_m == (64 if name == "whistling" else 0)
+        assert play_search(cfg).gumbel_m == (64 if name == "whistling" else 16)
+        assert play_search(cfg).root == ("gumbel" if name == "whistling" else "puct")
         assert (cfg.eval.simulations, cfg.eval.max_moves, cfg.eval.opening_moves) == (100, 0, 2)
         assert cfg.train.replay_ratio > 0
     for name in ("loa", "tiny"):  # the LOA runs keep their exact behaviour
         cfg = load_config(REPO / "configs" / f"{name}.yaml")
-        assert (cfg.mcts.play_gumbel_m, cfg.train.replay_ratio, cfg.eval.max_moves) == (0, 0, -1)
+        assert (cfg.play.gumbel_m, cfg.train.replay_ratio, cfg.eval.max_moves) == (0, 0, -1)
 
 
 def loa_model(tmp_path: Path, *sets: str) -> Path:
@@ -136,7 +141,7 @@ def test_checkpoint_agent_m_option(tmp_path, monkeypatch, spec, expected):
 def test_checkpoint_agent_uses_the_networks_play_gumbel_m(tmp_path, monkeypatch):
     from boardzoo.agents import make_agent
 
-    path = loa_model(tmp_path, "mcts.play_gumbel_m=20")
+    path = loa_model(tmp_path, "play.gumbel_m=20")
     searches = []
     real = agent_module.run_search
     monkeypatch.setattr(agent_module, "run_search",
@@ -201,7 +206,8 @@ def check_forced_records(recs) -> None:
 @pytest.mark.parametrize("root", ["puct", "gumbel"])
 def test_forced_moves_in_selfplay_records(root):
     """Tic-tac-toe: the last empty cell is a forced move, played without an example."""
-    cfg = nim_config(f"mcts.root={root}", "selfplay.temperature_moves=9")
+    cfg = nim_config(f"mcts.root={root}",
+                     *(["selfplay.temperature_moves=9"] if root == "puct" else []))
     seeds = list(range(24))
     ttt = BatchedTicTacToe()
     for recs in (play_games(None, ttt.action_game, cfg, seeds, evaluate=uniform_eval(9)),
@@ -260,7 +266,7 @@ def test_replay_ratio_in_a_run(tmp_path):
 # -- evaluation at the target's settings -------------------------------------------------------
 @pytest.mark.parametrize("value, cap", [(-1, 12), (0, None), (30, 30)])
 def test_eval_max_moves(tmp_path, monkeypatch, value, cap):
-    from boardzoo.training import trainer as trainer_module
+    from boardzoo.training import evaluate as evaluate_module
 
     seen = []
 
@@ -270,7 +276,7 @@ def test_eval_max_moves(tmp_path, monkeypatch, value, cap):
         return {"games": games, "wins": 0, "draws": games, "losses": 0, "score": 0.5,
                 "plies": 0}
 
-    monkeypatch.setattr(trainer_module, "match", fake_match)
+    monkeypatch.setattr(evaluate_module, "match", fake_match)
     cfg = load_config(TINY, [f"eval.max_moves={value}"])
     assert cfg.selfplay.max_moves == 12
     Trainer(cfg, tmp_path / "e", progress=False, echo=False).evaluate(1)

@@ -1,5 +1,5 @@
 """Distillation warm start: teacher scores, teacher games, and the model file round trip
-through ``model.init_from`` and ``checkpoint:PATH``."""
+through ``boardzoo train --init-from`` and ``checkpoint:PATH``."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 TINY = str(REPO / "configs" / "tiny.yaml")
 ULTIMA = ["game=ultima", "iterations=1", "selfplay.max_moves=6", "mcts.simulations=3",
           "eval.games=0", "model.policy_head=bilinear", "model.bilinear_dim=4",
-          "model.value_prior=true"]
+          "model.value=prior"]
 
 torch.set_num_threads(1)
 
@@ -98,8 +98,8 @@ def test_distilled_model_round_trips_through_init_from_and_the_checkpoint_agent(
     states = random_action_states("ultima", 3, seed=5)
     want = NetEvaluator(net, game)(states)
 
-    run_cfg = load_config(TINY, [*ULTIMA, f"model.init_from={path}"])
-    trainer = Trainer(run_cfg, tmp_path / "run", progress=False, echo=False)
+    run_cfg = load_config(TINY, ULTIMA)
+    trainer = Trainer(run_cfg, tmp_path / "run", progress=False, echo=False, init_from=path)
     got = NetEvaluator(trainer.net, game)(states)
     assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])
     loaded, _, _ = load_net(path, "ultima")
@@ -107,12 +107,34 @@ def test_distilled_model_round_trips_through_init_from_and_the_checkpoint_agent(
     assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])
     assert static_prior("ultima", game, states).shape == (3,)
 
-    # the run trains from there, and resumes without reading init_from again
+    # the run trains from there, and resumes without reading the model file again
     trainer.run()
     path.unlink()
-    more = load_config(TINY, [*ULTIMA, "iterations=2", f"model.init_from={path}"])
+    more = load_config(TINY, [*ULTIMA, "iterations=2"])
     assert Trainer(more, tmp_path / "run", resume=True, progress=False,
                    echo=False).run()["iteration"] == 2
+
+
+def test_init_from_is_a_start_up_option_that_resume_does_not_need(tmp_path, capsys):
+    """``train --init-from`` starts a run; resuming it needs no --init-from (the model
+    identity does not include where the weights came from); with --resume it is refused."""
+    from boardzoo.cli import main
+
+    cfg = load_config(TINY, ULTIMA)
+    path = tmp_path / "d.pt"
+    save_model(cfg, distill(cfg, teacher_positions(cfg, 4, seed=6), steps=1)[0], path)
+    sets = [a for s in ULTIMA for a in ("--set", s)]
+    out = str(tmp_path / "run")
+    assert main(["train", "--config", TINY, *sets, "--out", out, "--quiet",
+                 "--init-from", str(path)]) == 0
+    assert main(["train", "--config", TINY, *sets, "--set", "iterations=2", "--out", out,
+                 "--quiet", "--resume"]) == 0
+    assert main(["train", "--config", TINY, *sets, "--set", "iterations=3", "--out", out,
+                 "--quiet", "--resume", "--init-from", str(path)]) == 2
+    assert "--init-from starts a new run" in capsys.readouterr().err
+    assert main(["train", "--config", TINY, "--set", f"model.init_from={path}", "--out",
+                 str(tmp_path / "old"), "--quiet"]) == 2
+    assert "--init-from" in capsys.readouterr().err  # the old key names its replacement
 
 
 def test_init_from_a_model_of_another_config_or_game_is_an_error(tmp_path):
@@ -120,15 +142,16 @@ def test_init_from_a_model_of_another_config_or_game_is_an_error(tmp_path):
     net, _ = distill(cfg, teacher_positions(cfg, 4, seed=6), steps=1)
     path = tmp_path / "d.pt"
     save_model(cfg, net, path)
-    other = load_config(TINY, [*ULTIMA, "model.bilinear_dim=8", f"model.init_from={path}"])
+    other = load_config(TINY, [*ULTIMA, "model.bilinear_dim=8"])
     with pytest.raises(CheckpointError, match="has another model: model.bilinear_dim"):
-        Trainer(other, tmp_path / "a", progress=False, echo=False)
-    loa = load_config(TINY, [f"model.init_from={path}"])
+        Trainer(other, tmp_path / "a", progress=False, echo=False, init_from=path)
+    loa = load_config(TINY)
     with pytest.raises(CheckpointError, match="network for ultima"):
-        Trainer(loa, tmp_path / "b", progress=False, echo=False)
-    missing = load_config(TINY, [*ULTIMA, f"model.init_from={tmp_path / 'none.pt'}"])
+        Trainer(loa, tmp_path / "b", progress=False, echo=False, init_from=path)
+    missing = load_config(TINY, ULTIMA)
     with pytest.raises(CheckpointError, match="not found"):
-        Trainer(missing, tmp_path / "c", progress=False, echo=False)
+        Trainer(missing, tmp_path / "c", progress=False, echo=False,
+                init_from=tmp_path / "none.pt")
 
 
 def test_distill_entry_point_writes_a_playable_model(tmp_path, capsys):

@@ -32,8 +32,8 @@ def small(name: str, *sets: str):
     """The game's shipped config with a small trunk, no priors, default initialisation (unless
     ``sets`` turn them on) and the given overrides."""
     return load_config(REPO / "configs" / f"{name}.yaml",
-                       ["model.channels=8", "model.blocks=1", "model.value_prior=false",
-                        "model.policy_prior=0", "model.zero_init_heads=false", *sets])
+                       ["model.channels=8", "model.blocks=1", "model.value=learned",
+                        "model.policy_prior=0", *sets])
 
 
 def observations(name: str, states: list) -> torch.Tensor:
@@ -116,8 +116,7 @@ def test_bilinear_scores_have_rank_d_where_the_conv_head_has_policy_channels_plu
     bilinear head, at most 8 + 1 with a conv head of 8 policy channels (+ bias)."""
     game = action_game("ultima")
     obs = observations("ultima", random_action_states("ultima", 1, seed=2))
-    base = ["model.blocks=1", "model.value_prior=false", "model.policy_prior=0",
-            "model.zero_init_heads=false"]
+    base = ["model.blocks=1", "model.value=learned", "model.policy_prior=0"]
     conv = build_net(load_config(REPO / "configs" / "ultima.yaml",
                                  [*base, "model.policy_head=conv", "model.policy_channels=8"]),
                      game).eval()
@@ -208,7 +207,7 @@ def test_internal_grid_gathers_the_observation_planes():
 @pytest.mark.parametrize("name", ["ultima", "whistling"])
 def test_value_prior_is_tanh_of_the_evaluation_with_a_zero_residual(name):
     game = action_game(name)
-    net = build_net(small(name, "model.value_prior=true"), game).eval()
+    net = build_net(small(name, "model.value=prior"), game).eval()
     torch.nn.init.zeros_(net.value_fc[2].weight)
     torch.nn.init.zeros_(net.value_fc[2].bias)
     states = random_action_states(name, 6, seed=8, max_plies=40)
@@ -222,20 +221,20 @@ def test_value_prior_is_tanh_of_the_evaluation_with_a_zero_residual(name):
 
 def test_value_prior_output_is_strictly_inside_minus_one_one():
     game = action_game("ultima")
-    net = build_net(small("ultima", "model.value_prior=true"), game).eval()
+    net = build_net(small("ultima", "model.value=prior"), game).eval()
     torch.nn.init.normal_(net.value_fc[2].weight, std=100.0)
     obs = observations("ultima", random_action_states("ultima", 4, seed=9)).repeat(3, 1, 1, 1)
     prior = torch.tensor([1e6, -1e6, 50.0, -50.0] * 3)
     with torch.no_grad():
         _, v = net(obs, prior)
     assert torch.all(v.abs() < 1) and torch.all(torch.isfinite(v))
-    with pytest.raises(ValueError, match="value_prior"):
+    with pytest.raises(ValueError, match="value prior"):
         net(obs)
 
 
 def test_value_prior_with_the_batched_engine_is_a_config_error():
-    with pytest.raises(ConfigError, match="model.value_prior"):
-        load_config(TINY, ["model.value_prior=true", "selfplay.engine=batched"])
+    with pytest.raises(ConfigError, match="model.value"):
+        load_config(TINY, ["model.value=prior", "selfplay.engine=batched"])
 
 
 def test_static_prior_sign_follows_the_player_to_act():
@@ -263,7 +262,7 @@ def test_value_prior_training_records_priors_and_resumes(tmp_path):
     from boardzoo.training.trainer import Trainer
 
     sets = ["game=ultima", "iterations=1", "selfplay.max_moves=6", "mcts.simulations=3",
-            "eval.games=0", "model.policy_head=bilinear", "model.value_prior=true"]
+            "eval.games=0", "model.policy_head=bilinear", "model.value=prior"]
     t = Trainer(load_config(TINY, sets), tmp_path / "run", progress=False, echo=False)
     t.run()
     n = len(t.buffer)

@@ -62,11 +62,10 @@ def test_action_prior_lines_up_with_the_legal_actions():
 
 # -- network --------------------------------------------------------------------------------
 def test_zero_init_network_is_exactly_its_priors():
-    """With zero-initialised heads: logits = policy_prior x capture values, value =
+    """A fresh network with priors: logits = policy_prior x capture values, value =
     tanh(evaluation / scale), for the player to act."""
     game = action_game("ultima")
-    net = ultima_net("model.policy_prior=2", "model.value_prior=true",
-                     "model.zero_init_heads=true")
+    net = ultima_net("model.policy_prior=2", "model.value=prior")
     states = random_action_states("ultima", 8, seed=5, max_plies=80)
     logits, values = NetEvaluator(net, game)(states)
     spec = get_spec("ultima")
@@ -79,7 +78,7 @@ def test_zero_init_network_is_exactly_its_priors():
 
 
 def test_policy_prior_network_needs_the_action_prior():
-    net = ultima_net("model.policy_prior=1", "model.value_prior=false")
+    net = ultima_net("model.policy_prior=1", "model.value=learned")
     obs = torch.zeros(2, *action_game("ultima").observation_shape)
     with pytest.raises(ValueError, match="policy_prior"):
         net(obs)
@@ -91,9 +90,11 @@ def test_policy_prior_network_needs_the_action_prior():
     assert torch.allclose(with_bonus - base, bonus)
 
 
-def test_default_initialisation_is_not_zero():
-    net = ultima_net("model.zero_init_heads=false")
+def test_a_network_without_priors_starts_from_a_random_initialisation():
+    net = ultima_net("model.policy_prior=0", "model.value=learned")
     assert net.value_fc[-1].weight.abs().sum() > 0 and net.bilinear.key.weight.abs().sum() > 0
+    with_prior = ultima_net("model.policy_prior=0", "model.value=prior")
+    assert with_prior.value_fc[-1].weight.abs().sum() == 0
 
 
 # -- config ---------------------------------------------------------------------------------
@@ -141,7 +142,7 @@ def test_policy_prior_training_records_priors_and_resumes(tmp_path):
 
     sets = ["game=ultima", "iterations=1", "selfplay.max_moves=30", "mcts.simulations=3",
             "eval.games=0", "model.policy_head=bilinear", "model.policy_prior=2",
-            "model.value_prior=true", "model.zero_init_heads=true", "train.value_target_q=0.5",
+            "model.value=prior", "train.value_target_q=0.5",
             "train.min_buffer=1", "selfplay.games_per_iteration=2"]
     t = Trainer(load_config(TINY, sets), tmp_path / "run", progress=False, echo=False)
     t.run()
@@ -160,12 +161,12 @@ def test_play_root_is_the_agents_root_and_self_play_keeps_its_own():
 
     cfg = load_config(REPO / "configs" / "ultima.yaml",
                       ["model.channels=8", "model.blocks=1", "mcts.root=gumbel",
-                       "mcts.play_root=puct"])
+                       "play.root=puct"])
     net = build_net(cfg, action_game("ultima")).eval()
     agent = NetAgent("ultima", net, cfg, 8, seed=0)
-    assert agent.cfg.mcts.root == "puct" and cfg.mcts.root == "gumbel"
-    assert NetAgent("ultima", net, load_config(TINY, ["game=ultima"]), 8).cfg.mcts.root == \
-        load_config(TINY).mcts.root  # no play_root: the training root
+    assert agent.search_cfg.root == "puct" and cfg.mcts.root == "gumbel"
+    assert NetAgent("ultima", net, load_config(TINY, ["game=ultima"]), 8).search_cfg.root == \
+        load_config(TINY).mcts.root  # no play.root: the training root
 
 
 def test_play_root_reaches_checkpoint_agents_unless_overridden(tmp_path):
@@ -174,13 +175,13 @@ def test_play_root_reaches_checkpoint_agents_unless_overridden(tmp_path):
 
     cfg = load_config(REPO / "configs" / "ultima.yaml",
                       ["model.channels=8", "model.blocks=1", "mcts.root=gumbel",
-                       "mcts.play_root=puct"])
+                       "play.root=puct"])
     path = tmp_path / "net.pt"
     save_model(cfg, build_net(cfg, action_game("ultima")), path)
-    assert from_spec(str(path), "ultima", 0).cfg.mcts.root == "puct"
-    assert from_spec(f"{path},root=gumbel", "ultima", 0).cfg.mcts.root == "gumbel"
-    with pytest.raises(ConfigError, match="mcts.play_root"):
-        load_config(TINY, ["mcts.play_root=alphazero"])
+    assert from_spec(str(path), "ultima", 0).search_cfg.root == "puct"
+    assert from_spec(f"{path},root=gumbel", "ultima", 0).search_cfg.root == "gumbel"
+    with pytest.raises(ConfigError, match="play.root"):
+        load_config(TINY, ["play.root=alphazero"])
 
 
 # -- play-time policy temperature ----------------------------------------------------------------
@@ -189,7 +190,7 @@ def test_play_policy_temperature_divides_the_logits_of_play_only(tmp_path):
     from boardzoo.training.distill import save_model
 
     cfg = load_config(REPO / "configs" / "ultima.yaml",
-                      ["model.channels=8", "model.blocks=1", "mcts.play_policy_temperature=2"])
+                      ["model.channels=8", "model.blocks=1", "play.policy_temperature=2"])
     net = build_net(cfg, action_game("ultima")).eval()
     states = random_action_states("ultima", 4, seed=5, max_plies=40)
     plain_logits, plain_values = NetEvaluator(net, action_game("ultima"))(states)
@@ -218,8 +219,8 @@ def test_play_policy_temperature_spec_errors(spec):
 
 def test_play_policy_temperature_is_validated_and_self_play_ignores_it():
     for bad in ("0", ".inf"):
-        with pytest.raises(ConfigError, match="mcts.play_policy_temperature"):
-            load_config(TINY, [f"mcts.play_policy_temperature={bad}"])
+        with pytest.raises(ConfigError, match="play.policy_temperature"):
+            load_config(TINY, [f"play.policy_temperature={bad}"])
     from boardzoo.training import selfplay
 
     seen = []
@@ -230,7 +231,7 @@ def test_play_policy_temperature_is_validated_and_self_play_ignores_it():
             super().__init__(*args, **kwargs)
             seen.append(self.policy_temperature)
 
-    cfg = load_config(TINY, ["mcts.play_policy_temperature=3", "selfplay.max_moves=4",
+    cfg = load_config(TINY, ["play.policy_temperature=3", "selfplay.max_moves=4",
                              "mcts.simulations=2"])
     net = build_net(cfg, action_game(cfg.game)).eval()
     selfplay.NetEvaluator = Spy
@@ -247,21 +248,24 @@ def test_export_changes_play_settings_only_and_keeps_the_weights(tmp_path, capsy
     from boardzoo.training.distill import save_model
 
     cfg = load_config(REPO / "configs" / "ultima.yaml", ["model.channels=8", "model.blocks=1",
-                                                          "mcts.play_policy_temperature=1"])
+                                                          "play.policy_temperature=1"])
     src = tmp_path / "best.pt"
     save_model(cfg, build_net(cfg, action_game("ultima")), src, note="run x, iteration 3")
     out = tmp_path / "shipped.pt"
-    assert main(["export", str(src), str(out), "--set", "mcts.play_policy_temperature=3",
-                 "--set", "mcts.play_gumbel_m=32"]) == 0
+    assert main(["export", str(src), str(out), "--set", "play.policy_temperature=3",
+                 "--set", "play.root=gumbel", "--set", "play.gumbel_m=32"]) == 0
     net_a, cfg_a, data_a = load_net(src)
     net_b, cfg_b, data_b = load_net(out)
-    assert cfg_b.mcts.play_policy_temperature == 3 and cfg_b.mcts.play_gumbel_m == 32
-    assert cfg_a.mcts.play_policy_temperature == 1
+    assert cfg_b.play.policy_temperature == 3 and cfg_b.play.gumbel_m == 32
+    assert cfg_b.play.root == "gumbel" and cfg_a.play.root == "puct"
+    assert cfg_a.play.policy_temperature == 1
     assert cfg_b.model == cfg_a.model and data_b["note"] == "run x, iteration 3"
     sd_a, sd_b = net_a.state_dict(), net_b.state_dict()
     assert all(torch.equal(sd_a[k], sd_b[k]) for k in sd_a)
     for bad in (["--set", "model.channels=16"], ["--set", "train.lr=0.1"],
-                ["--set", "mcts.play_policy_temperature=0"]):
+                ["--set", "play.policy_temperature=0"],
+                ["--set", "play.gumbel_m=32"],  # no effect: this network plays with PUCT
+                ["--set", "mcts.play_root=gumbel"]):  # an old key: one line naming play.root
         assert main(["export", str(src), str(tmp_path / "x.pt"), *bad]) == 2
         assert "error:" in capsys.readouterr().err
     assert not (tmp_path / "x.pt").exists()

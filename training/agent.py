@@ -41,7 +41,7 @@ from boardzoo.agents.policy import ActionAgent
 from boardzoo.envs.core.registry import GAMES, action_game
 
 from .checkpoint import CheckpointError, load
-from .config import Config, ConfigError, from_dict
+from .config import Config, ConfigError, from_saved, play_search
 from .mcts import run_search
 from .network import PolicyValueNet, build_net
 from .selfplay import NetEvaluator
@@ -64,7 +64,7 @@ def load_net(path: str | Path, game: str | None = None) -> tuple[PolicyValueNet,
         raise CheckpointError(f"checkpoint {str(path)!r} is a network for {data['game']}, "
                               f"not {game}")
     try:
-        cfg = from_dict(data["config"])
+        cfg = from_saved(data["config"])
     except ConfigError as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} has an invalid config: {exc}") from None
     ag = action_game(cfg.game)
@@ -80,21 +80,21 @@ def load_net(path: str | Path, game: str | None = None) -> tuple[PolicyValueNet,
 
 
 class NetAgent(ActionAgent):
-    """Plays a network: PUCT/Gumbel search with ``simulations`` per action, or the raw policy."""
+    """Plays a network: its ``play`` search with ``simulations`` per action, or the raw
+    policy (``simulations`` 0)."""
 
     def __init__(self, game: str, net: torch.nn.Module, cfg: Config, simulations: int,
                  seed: int | None = None) -> None:
         self.game_name = game
         self.game = self.actions = action_game(game)
         self.net = net
-        if cfg.mcts.play_root and cfg.mcts.play_root != cfg.mcts.root:  # play, not self-play
-            cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(
-                cfg.mcts, root=cfg.mcts.play_root, play_root=""))
         self.cfg = cfg
+        #: The search as the network plays (the ``play`` section applied to ``mcts``).
+        self.search_cfg = play_search(cfg)
         self.simulations = simulations
         self.rng = np.random.default_rng(seed)
         # Play-time only: self-play builds its own evaluator without the temperature.
-        self.evaluate = NetEvaluator(net, self.game, cfg.mcts.play_policy_temperature)
+        self.evaluate = NetEvaluator(net, self.game, cfg.play.policy_temperature)
         self.counters = {"actions": 0, "evaluations": 0}
 
     def stats(self) -> dict[str, float]:
@@ -110,7 +110,7 @@ class NetAgent(ActionAgent):
         if self.simulations <= 0:
             logits, _ = self.evaluate([state])
             return int(legal[int(np.argmax(logits[0][legal]))])
-        search = run_search(game, self.evaluate, state, self.cfg.mcts, self.rng,
+        search = run_search(game, self.evaluate, state, self.search_cfg, self.rng,
                             self.simulations, add_noise=False)
         return int(search.root.actions[search.choose(0.0)])
 
@@ -163,18 +163,10 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     m = _number(opts, "m", int, lambda v: v >= 1, "a whole number >= 1")
     ptemp = _number(opts, "ptemp", float, lambda v: 0 < v < math.inf, "a number > 0")
     net, cfg, _ = load_net(path, game)
-    # One torch thread: these small nets evaluate one position at a time, where more threads
-    # only wait for each other (and arena worker processes would oversubscribe the cores).
-    torch.set_num_threads(1)
-    if m is not None:
-        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, play_gumbel_m=m))
-    if ptemp is not None:
-        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(
-            cfg.mcts, play_policy_temperature=ptemp))
-    if "root" in opts:
-        if opts["root"] not in ("puct", "gumbel"):
-            raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "
-                                    f"got {opts['root']!r}")
-        cfg = dataclasses.replace(cfg, mcts=dataclasses.replace(cfg.mcts, root=opts["root"],
-                                                                play_root=""))
+    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": opts.get("root")}
+    if play["root"] is not None and play["root"] not in ("puct", "gumbel"):
+        raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "
+                                f"got {play['root']!r}")
+    cfg = dataclasses.replace(cfg, play=dataclasses.replace(
+        cfg.play, **{k: v for k, v in play.items() if v is not None}))
     return NetAgent(game, net, cfg, sims, seed)

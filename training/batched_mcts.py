@@ -31,7 +31,6 @@ from boardzoo.envs.core.batched import BatchedGame, BatchState
 
 from .batched_tree import Tree, expand, new_tree, set_node_info
 from .config import MCTSConfig
-from .mcts import root_candidates
 
 #: batch of states -> (logits (n, num_actions), values (n,) for each state's player to move).
 Evaluator = Callable[[BatchState], tuple[torch.Tensor, torch.Tensor]]
@@ -235,7 +234,7 @@ class BatchedSearch:
         else:
             g = torch.zeros(valid.shape, dtype=torch.float64, device=valid.device)
         self.g = g
-        m = n.clamp(max=min(root_candidates(self.cfg, self.add_noise), self.simulations)
+        m = n.clamp(max=min(self.cfg.gumbel_m, self.simulations)
                     ).clamp(min=1)
         key = torch.where(valid, -(g + t.logits[:, 0]), math.inf)
         order = torch.sort(key, dim=1, stable=True).indices

@@ -11,7 +11,7 @@ checkpoint can never run code):
 * a **model file** (``RUN/best.pt``, ``RUN/model.pt``, the shipped nets):
   format, game, config, observation shape, action count, model state dict and
   a note of how it was made. This is what ``checkpoint:PATH`` plays, and what
-  ``model.init_from`` starts a new run from (:func:`load_initial_weights`).
+  ``boardzoo train --init-from`` starts a new run from (:func:`load_initial_weights`).
 
 Saves write ``NAME.tmp`` in the same folder, flush it to disk and
 ``os.replace`` it over ``NAME``, so a kill at any moment leaves either the old
@@ -20,7 +20,6 @@ or the new file, never half of one.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ import torch
 
 from boardzoo.envs.core.game import BoardzooError
 
-from .config import ConfigError, from_dict, model_differences
+from .config import ConfigError, from_saved, model_differences
 
 FORMAT = "boardzoo-checkpoint-v1"
 MODEL_FORMAT = "boardzoo-model-v1"
@@ -87,26 +86,25 @@ def model_file(game: str, cfg_dict: dict[str, Any], obs_shape: tuple[int, ...],
             "model": {k: v.detach().clone() for k, v in state_dict.items()}, "note": note}
 
 
-def load_initial_weights(net: torch.nn.Module, cfg: Any) -> None:
-    """Load the weights of ``cfg.model.init_from`` into ``net``; CheckpointError if they do
-    not fit (another game, another model config, other shapes)."""
-    path = cfg.model.init_from
+def load_initial_weights(net: torch.nn.Module, cfg: Any, path: str | Path) -> None:
+    """Load the weights of the model file ``path`` into ``net`` (``boardzoo train
+    --init-from``); CheckpointError if they do not fit (another game, another model config,
+    other shapes)."""
     data = load(path)
     if data["game"] != cfg.game:
-        raise CheckpointError(f"model.init_from {str(path)!r} is a network for {data['game']}, "
+        raise CheckpointError(f"--init-from {str(path)!r} is a network for {data['game']}, "
                               f"not {cfg.game}")
     try:
-        saved = dataclasses.replace(from_dict(data["config"]).model, init_from="")
+        saved = from_saved(data["config"]).model
     except ConfigError as exc:
-        raise CheckpointError(f"model.init_from {str(path)!r} has an invalid config: {exc}") \
+        raise CheckpointError(f"--init-from {str(path)!r} has an invalid config: {exc}") \
             from None
-    wanted = dataclasses.replace(cfg.model, init_from="")
-    if saved != wanted:
-        raise CheckpointError(f"model.init_from {str(path)!r} has another model: "
-                              f"{model_differences(saved, wanted)} (file -> config)")
+    if saved != cfg.model:
+        raise CheckpointError(f"--init-from {str(path)!r} has another model: "
+                              f"{model_differences(saved, cfg.model)} (file -> config)")
     try:
         net.load_state_dict(data["model"])
     except (RuntimeError, KeyError, TypeError) as exc:
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else repr(exc)
-        raise CheckpointError(f"model.init_from {str(path)!r} does not fit the network "
+        raise CheckpointError(f"--init-from {str(path)!r} does not fit the network "
                               f"({first})") from None

@@ -19,15 +19,25 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise ConfigError("train needs --config FILE (or --resume --out RUN to continue a "
                               "run with the config it was started with)")
         config_path = str(out / "config.yaml")
-    cfg = load_config(config_path, overrides)
+    # a run's own config.yaml may come from an older boardzoo: its keys are migrated
+    cfg = load_config(config_path, overrides, saved=args.config is None)
+    if args.init_from and args.resume:
+        raise ConfigError("--init-from starts a new run; a resumed run continues from its "
+                          "checkpoint (drop --init-from)")
     if out is None:
         out = Path("runs") / Path(config_path).stem
     for note in check_extras(cfg):  # before anything is created
         print(f"note: {note}", flush=True)
+    import torch
+
     from .trainer import Trainer
 
+    if cfg.threads > 0:  # this command owns the process: it sets torch's threads
+        torch.set_num_threads(cfg.threads)
+
     trainer = Trainer(cfg, out, resume=args.resume, progress=not args.quiet, echo=not args.quiet,
-                      config_source=config_path + "".join(f" --set {o}" for o in overrides))
+                      config_source=config_path + "".join(f" --set {o}" for o in overrides),
+                      init_from=args.init_from)
     print(f"training {cfg.game} into {out}/ ({cfg.iterations} iterations"
           + (f", at most {cfg.time_limit_minutes:g} min" if cfg.time_limit_minutes else "")
           + (f", resuming after iteration {trainer.iteration}" if args.resume else "") + ")",
@@ -51,7 +61,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 #: Config keys ``boardzoo export --set`` may change: how the search plays, never the weights'
 #: shapes or what training did.
-EXPORT_KEYS = ("mcts.play_root", "mcts.play_gumbel_m", "mcts.play_policy_temperature")
+EXPORT_KEYS = ("play.root", "play.gumbel_m", "play.policy_temperature")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -60,16 +70,23 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from .agent import load_net
     from .checkpoint import model_file, save_atomic
-    from .config import ConfigError, apply_overrides, from_dict, parse_override
+    from .config import ConfigError, apply_overrides, from_saved, parse_override
+    from .config_keys import old_key_message, refused_keys
 
     overrides = list(args.set or [])
     for text in overrides:
         key = ".".join(parse_override(text)[0])
+        message = old_key_message(key)
+        if message:
+            raise ConfigError(f"export --set {text!r}: {message}")
         if key not in EXPORT_KEYS:
             raise ConfigError(f"export --set {text!r}: only {', '.join(EXPORT_KEYS)} can change "
                               f"(the rest describes the trained weights)")
     net, cfg, data = load_net(args.source)
-    cfg = from_dict(apply_overrides(cfg.to_dict(), overrides))  # validated
+    cfg = from_saved(apply_overrides(cfg.to_dict(), overrides))  # validated
+    useless = refused_keys(cfg, [".".join(parse_override(text)[0]) for text in overrides])
+    if useless:
+        raise ConfigError(f"export: {useless}")
     game = action_game(cfg.game)
     note = args.note if args.note is not None else data.get("note", "")
     save_atomic(model_file(cfg.game, cfg.to_dict(), game.observation_shape, game.num_actions,
@@ -87,6 +104,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--set", metavar="KEY=VALUE", action="append",
                    help="override a config value, e.g. --set mcts.simulations=64 (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or per-iteration lines")
+    p.add_argument("--init-from", metavar="MODEL",
+                   help="start a new run from this model file's weights (a run's best.pt, "
+                        "boardzoo.training.distill's output); its model config must match")
     p.set_defaults(func=cmd_train)
 
     p = subparsers.add_parser("plot", help="draw a training run's learning curves to PNG")

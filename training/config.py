@@ -15,7 +15,6 @@ import dataclasses
 import importlib.util
 import math
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,193 +24,35 @@ from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
 from boardzoo.envs.core.game import BoardzooError
 from boardzoo.envs.core.registry import game_names, get_spec
 
+from .config_keys import flat_keys, migrate_saved, no_effect, old_key_message, refused_keys
+from .config_schema import (
+    SECTIONS,
+    Config,
+    EvalConfig,
+    MCTSConfig,
+    ModelConfig,
+    PlayConfig,
+    SelfPlayConfig,
+    TrainConfig,
+)
+
+__all__ = ["SECTIONS", "Config", "ConfigError", "EvalConfig", "MCTSConfig", "ModelConfig",
+           "PlayConfig", "SelfPlayConfig", "TrainConfig", "from_dict", "from_saved",
+           "load_config", "play_search", "dump_config"]
+
 
 class ConfigError(BoardzooError):
     """A config file or ``--set`` override with an unknown key or a bad value."""
 
 
-@dataclass
-class ModelConfig:
-    """The residual conv net (see :mod:`boardzoo.training.network`)."""
-
-    #: Channels of every residual block.
-    channels: int = 32
-    #: Number of residual blocks.
-    blocks: int = 3
-    #: Channels of the policy head's first 1x1 conv.
-    policy_channels: int = 4
-    #: ``linear``, ``conv`` (one logit per action from the cell where it starts; needs the
-    #: game's action layout), ``bilinear`` (logit = <query of the from cell, key of the to
-    #: cell> + a bias per action kind; needs the game's pair layout: Ultima, Whistling) or
-    #: ``auto`` (conv for action spaces over 1024, else linear).
-    policy_head: str = "auto"
-    #: Query/key dimension of the bilinear policy head.
-    bilinear_dim: int = 32
-    #: Hidden units of the value head.
-    value_hidden: int = 64
-    #: Observation plane that marks real cells (1) of an irregular board on its grid, or -1
-    #: for none. -1 also lets the game say (``ActionGame.cell_mask_plane``, e.g. Whistling).
-    cell_mask_plane: int = -1
-    #: Run the trunk on the game's internal grid (Whistling: axial hex coordinates, 21 x 21,
-    #: 3 x 3 kernels masked to the 6 hex neighbours) instead of the observation grid.
-    internal_grid: bool = False
-    #: Value = tanh(static evaluation / scale + the head's output): the game's evaluation
-    #: (boardzoo.agents.evaluation) as a prior the network corrects (reference engine only).
-    value_prior: bool = False
-    #: Policy logits = the head's output + ``policy_prior`` x the game's action prior
-    #: (``GameSpec.action_prior``; Ultima: the material a capture takes, pawn = 1): the
-    #: network learns a correction to "take the most valuable piece" (reference engine
-    #: only). 0: off.
-    policy_prior: float = 0.0
-    #: Start the value head's last layer and the policy head's output at zero: a network
-    #: with priors then starts as exactly its priors (value tanh(evaluation / scale),
-    #: logits ``policy_prior`` x the action prior), one without as value 0, uniform policy.
-    zero_init_heads: bool = False
-    #: A model file (``boardzoo.training.distill`` output, a run's ``best.pt``) whose weights
-    #: start a new run (ignored on --resume); its model config must match this one.
-    init_from: str = ""
+class UselessKeyError(ConfigError):
+    """A key that has no effect under the config's settings."""
 
 
-@dataclass
-class MCTSConfig:
-    """Search used in self-play (and, with ``eval.simulations``, in evaluation)."""
-
-    #: ``puct`` (AlphaZero: PUCT, Dirichlet noise, visit-count targets) or ``gumbel``
-    #: (Gumbel MuZero root: Gumbel top-k sampling and sequential halving, improved-policy targets).
-    root: str = "puct"
-    #: Simulations (network evaluations) per action.
-    simulations: int = 32
-    #: PUCT exploration constant.
-    c_puct: float = 1.5
-    #: Dirichlet noise at the root (puct only); alpha <= 0 turns it off.
-    dirichlet_alpha: float = 0.3
-    dirichlet_fraction: float = 0.25
-    #: Value of an unvisited child = parent's value minus this (first-play urgency).
-    fpu_reduction: float = 0.0
-    #: Keep the chosen child's subtree as the next root (puct only).
-    reuse_tree: bool = True
-    #: Gumbel: number of root actions sampled (halved each phase) in self-play (with noise).
-    gumbel_m: int = 16
-    #: Gumbel: root candidates when the search plays without noise (evaluation, the
-    #: ``checkpoint:`` agent): the policy's top ``play_gumbel_m`` moves (at most the legal
-    #: moves and the simulations). 0: ``gumbel_m``. A young policy often ranks the move
-    #: the search would pick outside its top 16: Ultima has 32 moves at the start,
-    #: Whistling 306, so their configs play with 64.
-    play_gumbel_m: int = 0
-    #: Root when the search plays without noise (evaluation, ``checkpoint:`` agents):
-    #: ``puct`` or ``gumbel``; empty: ``root``. Self-play can then learn from Gumbel's
-    #: improved-policy targets while play uses PUCT's visit counts (Ultima).
-    play_root: str = ""
-    #: Policy softmax temperature when the search plays without noise (evaluation,
-    #: ``checkpoint:`` agents): the search's prior is softmax(logits / T). Above 1 it widens
-    #: a policy that self-play made too sure of itself (as Leela Chess Zero plays with
-    #: about 1.6); self-play and training never use it.
-    play_policy_temperature: float = 1.0
-    #: Gumbel: sigma(q) = (c_visit + max N) * c_scale * q.
-    gumbel_c_visit: float = 50.0
-    gumbel_c_scale: float = 1.0
-
-
-@dataclass
-class SelfPlayConfig:
-    games_per_iteration: int = 32
-    #: Games advanced together in one process; their leaves are evaluated as one batch.
-    parallel_games: int = 16
-    #: Worker processes for self-play (0 or 1: in this process).
-    workers: int = 1
-    #: ``reference`` (per-game Python trees over the ActionGame) or ``batched`` (the game's
-    #: batched engine, trees in tensors, all games searched at once; one process).
-    engine: str = "reference"
-    #: Actions sampled in proportion to visit counts for the first this many actions, then argmax.
-    temperature_moves: int = 20
-    #: A game longer than this many actions is stopped and scored as a draw...
-    max_moves: int = 200
-    #: ...or, with ``adjudicate``, scored tanh(evaluation / scale) by the game's static
-    #: evaluation (boardzoo.agents.evaluation, as MCTS playouts use at their cut-off): a
-    #: value signal for games whose early self-play rarely finishes (Ultima, Whistling).
-    adjudicate: bool = False
-    #: ``local`` (this process or ``workers`` processes) or ``ray`` (``workers`` Ray tasks per
-    #: iteration, the same games; docs/distributed.md).
-    backend: str = "local"
-    #: Ray cluster to join (``auto`` or ``HOST:PORT``); empty: start a local Ray instance.
-    #: Only with the ray backend (set with ``local``, it is an error, not silently ignored).
-    ray_address: str = ""
-
-
-@dataclass
-class TrainConfig:
-    batch_size: int = 128
-    #: Gradient steps per iteration (with ``replay_ratio``: at most this many).
-    steps_per_iteration: int = 100
-    #: Steps follow the data when positive: ceil(replay_ratio x new positions / batch_size)
-    #: steps (each new position is sampled about ``replay_ratio`` times while it is new),
-    #: capped at ``steps_per_iteration``. 0: always ``steps_per_iteration`` steps.
-    replay_ratio: float = 0.0
-    lr: float = 2e-3
-    weight_decay: float = 1e-4
-    #: Positions kept in the replay buffer (oldest dropped first).
-    buffer_size: int = 20000
-    #: Skip training until the buffer holds this many positions.
-    min_buffer: int = 256
-    #: Apply a random board symmetry to every sampled position.
-    augment: bool = True
-    #: Weight of the value loss (policy loss weight is 1).
-    value_loss_weight: float = 1.0
-    #: Value target = (1 - w) x the game's outcome + w x the root search's value at that
-    #: position (for the player to act): w > 0 damps the noise of one game's result.
-    value_target_q: float = 0.0
-
-
-@dataclass
-class EvalConfig:
-    #: Evaluate every this many iterations (0: never; the last iteration is always evaluated).
-    every: int = 5
-    #: Games per opponent (colours alternate).
-    games: int = 10
-    #: Simulations of the network's own search in evaluation (0: raw policy, argmax).
-    simulations: int = 32
-    #: Moves (whole turns) after which an evaluation game stops as a draw: -1 uses
-    #: ``selfplay.max_moves``, 0 only the rules' own end (and draw rules).
-    max_moves: int = -1
-    #: Fixed opponents as agent specs (``random``, ``mcts:50``, ``alphabeta:2``); the raw
-    #: policy (no search) also plays ``random`` when ``raw_vs_random`` is true.
-    baselines: list[str] = field(default_factory=lambda: ["random", "mcts:50"])
-    raw_vs_random: bool = True
-    #: Play the previous best network and promote the new one when it scores at least this.
-    vs_best: bool = True
-    promote_threshold: float = 0.55
-    #: Each pair of evaluation games opens with this many random moves (then colours swap),
-    #: so that deterministic players do not replay the same game.
-    opening_moves: int = 2
-
-
-@dataclass
-class Config:
-    #: Game name (a registered game: boardzoo.envs.core.registry); every config names it.
-    game: str = ""
-    seed: int = 0
-    #: Self-play + training iterations.
-    iterations: int = 20
-    #: Stop after the iteration in progress once this many minutes have passed (0: no limit).
-    time_limit_minutes: float = 0.0
-    #: torch intra-op threads in the main process (0: leave torch's default). 1 is fastest for
-    #: this small net's small batches, and far faster when other jobs share the cores.
-    threads: int = 1
-    #: Write TensorBoard event files too, if tensorboard is installed.
-    tensorboard: bool = True
-    model: ModelConfig = field(default_factory=ModelConfig)
-    mcts: MCTSConfig = field(default_factory=MCTSConfig)
-    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-    eval: EvalConfig = field(default_factory=EvalConfig)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the config as plain dicts/lists/scalars (YAML- and checkpoint-safe)."""
-        return dataclasses.asdict(self)
-
-
-SECTIONS = {"model": ModelConfig, "mcts": MCTSConfig, "selfplay": SelfPlayConfig,
-            "train": TrainConfig, "eval": EvalConfig}
+#: ``model.value``: the value head alone, the static evaluation plus a correction, or the
+#: evaluation alone.
+VALUE_KINDS = ("learned", "prior", "static")
+ROOTS = ("puct", "gumbel")
 
 
 # -- building from dicts --------------------------------------------------------------------
@@ -291,19 +132,20 @@ def validate(cfg: Config) -> Config:
          f"auto, linear, conv or bilinear (got {m.policy_head!r})")
     need(m.bilinear_dim >= 1, "model.bilinear_dim", "at least 1")
     need(m.cell_mask_plane >= -1, "model.cell_mask_plane", "-1 (none) or a plane index")
+    need(m.value in VALUE_KINDS, "model.value",
+         f"{', '.join(VALUE_KINDS)} (got {m.value!r})")
     s = cfg.mcts
-    need(s.root in ("puct", "gumbel"), "mcts.root", f"'puct' or 'gumbel' (got {s.root!r})")
-    need(s.play_root in ("", "puct", "gumbel"), "mcts.play_root",
-         f"'', 'puct' or 'gumbel' (got {s.play_root!r})")
+    need(s.root in ROOTS, "mcts.root", f"'puct' or 'gumbel' (got {s.root!r})")
     need(s.simulations >= 1, "mcts.simulations", "at least 1")
     need(s.c_puct > 0, "mcts.c_puct", "positive")
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
     need(s.gumbel_m >= 1, "mcts.gumbel_m", "at least 1")
-    need(s.play_gumbel_m >= 0, "mcts.play_gumbel_m", "0 (= gumbel_m) or more")
-    need(0 < s.play_policy_temperature < math.inf, "mcts.play_policy_temperature",
-         "a number > 0")
     need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
          "0 or more")
+    pl = cfg.play
+    need(pl.root in ("", *ROOTS), "play.root", f"'', 'puct' or 'gumbel' (got {pl.root!r})")
+    need(pl.gumbel_m >= 0, "play.gumbel_m", "0 (= mcts.gumbel_m) or more")
+    need(0 < pl.policy_temperature < math.inf, "play.policy_temperature", "a number > 0")
     p = cfg.selfplay
     need(p.games_per_iteration >= 1, "selfplay.games_per_iteration", "at least 1")
     need(p.parallel_games >= 1, "selfplay.parallel_games", "at least 1")
@@ -315,8 +157,8 @@ def validate(cfg: Config) -> Config:
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
-    need(not m.value_prior or p.engine == "reference", "model.value_prior",
-         "false with selfplay.engine batched (the prior is computed on reference states)")
+    need(not m.value_prior or p.engine == "reference", "model.value",
+         "learned with selfplay.engine batched (the prior is computed on reference states)")
     need(m.policy_prior >= 0, "model.policy_prior", "0 (off) or more")
     need(m.policy_prior == 0 or get_spec(cfg.game).action_prior is not None,
          "model.policy_prior", f"0: {cfg.game} has no action prior (GameSpec.action_prior)")
@@ -364,9 +206,36 @@ def check_extras(cfg: Config) -> list[str]:
     return notes
 
 
-def from_dict(data: dict[str, Any] | None) -> Config:
-    """Build and validate a Config from a (YAML) mapping."""
-    return validate(_build(Config, data or {}, ""))
+def from_dict(data: dict[str, Any] | None, check: list[str] | None = None) -> Config:
+    """Build and validate a Config from a mapping a user wrote (a YAML file and ``--set``):
+    old keys are refused, and so are keys without effect under its settings (of ``check``
+    only, when given: the keys an override set)."""
+    data = data or {}
+    given = flat_keys(data) if isinstance(data, dict) else []
+    for key in given:
+        message = old_key_message(key)
+        if message:
+            raise ConfigError(message)
+    cfg = validate(_build(Config, data, ""))
+    message = refused_keys(cfg, given if check is None else check)
+    if message:
+        raise UselessKeyError(message)
+    return cfg
+
+
+def from_saved(data: dict[str, Any]) -> Config:
+    """Build and validate the Config saved by a run or in a model file (older keys are
+    migrated; a saved config holds every key, used or not)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: expected a mapping of keys, got {type(data).__name__}")
+    return validate(_build(Config, migrate_saved(data), ""))
+
+
+def play_search(cfg: Config) -> MCTSConfig:
+    """Return the search the network plays with (evaluation, ``checkpoint:`` agents): the
+    self-play search with the ``play`` section's root and Gumbel candidates."""
+    root = cfg.play.root or cfg.mcts.root
+    return dataclasses.replace(cfg.mcts, root=root, gumbel_m=cfg.play.gumbel_m or cfg.mcts.gumbel_m)
 
 
 def yaml_error(exc: yaml.YAMLError) -> str:
@@ -401,6 +270,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     out = copy.deepcopy(data)
     for text in overrides:
         path, value = parse_override(text)
+        message = old_key_message(".".join(path))
+        if message:
+            raise ConfigError(f"--set {text!r}: {message}")
         node = out
         if len(path) > 2 or not all(path):
             raise ConfigError(f"--set {text!r}: a key is KEY or SECTION.KEY "
@@ -416,28 +288,55 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return out
 
 
-def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
-    """Read a YAML config file (None: all defaults), apply overrides, validate."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as exc:
-            raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror or exc}") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config {str(p)!r} is not valid YAML: {yaml_error(exc)}") \
-                from None
-        if data is None:
-            raise ConfigError(f"config {str(p)!r} is empty; a config names at least its game "
-                              f"(e.g. game: loa)")
-        if not isinstance(data, dict):
-            raise ConfigError(f"config {str(p)!r} must be a mapping of keys")
-    return from_dict(apply_overrides(data, overrides or []))
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """Return the mapping of a YAML config file; ConfigError if it is unreadable or not one."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {str(p)!r} is not valid YAML: {yaml_error(exc)}") from None
+    if data is None:
+        raise ConfigError(f"config {str(p)!r} is empty; a config names at least its game "
+                          f"(e.g. game: loa)")
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {str(p)!r} must be a mapping of keys")
+    return data
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None,
+                saved: bool = False) -> Config:
+    """Read a YAML config file (None: all defaults), apply overrides, validate. ``saved``:
+    the file is a run's own config.yaml (older keys migrated, see :func:`from_saved`).
+
+    A key of the file that an override makes useless (``--set mcts.root=puct`` on a file
+    that sets ``mcts.gumbel_m``) is accepted; a useless key in the file itself, or set by an
+    override, is refused."""
+    overrides = overrides or []
+    data = read_yaml(path) if path is not None else {}
+    if saved:
+        return from_saved(apply_overrides(migrate_saved(data), overrides))
+    if path is None or not overrides:
+        return from_dict(apply_overrides(data, overrides))
+    keys = [".".join(parse_override(text)[0]) for text in overrides]
+    cfg = from_dict(apply_overrides(data, overrides), check=keys)
+    try:
+        from_dict(data)  # the file alone
+    except UselessKeyError:
+        raise
+    except ConfigError:
+        pass  # a file completed by its overrides (no game of its own, ...)
+    return cfg
 
 
 def dump_config(cfg: Config) -> str:
-    """Return the config as YAML text (how a run records what it used)."""
-    return yaml.safe_dump(cfg.to_dict(), sort_keys=False)
+    """Return the config as YAML text (how a run records what it used), without the keys
+    that have no effect under its settings (so that it loads as a config again)."""
+    data = cfg.to_dict()
+    for key in no_effect(cfg):
+        section, _, name = key.rpartition(".")
+        (data[section] if section else data).pop(name, None)
+    return yaml.safe_dump(data, sort_keys=False)

@@ -4,7 +4,7 @@
 
     python -m boardzoo.training.distill --config configs/ultima.yaml --positions 2000 \
         --out runs/ultima_distill.pt
-    boardzoo train --config configs/ultima.yaml --set model.init_from=runs/ultima_distill.pt
+    boardzoo train --config configs/ultima.yaml --init-from runs/ultima_distill.pt
 
 1. **Positions** (:func:`teacher_positions`): games of evaluation-guided play
    from the start position, one seeded generator per game. At every action state
@@ -25,13 +25,12 @@
    (:func:`boardzoo.training.trainer.compute_loss`) on the config's network,
    batch size, learning rate and symmetry augmentation.
 4. **Output**: a model file (:func:`boardzoo.training.checkpoint.model_file`),
-   which ``model.init_from`` starts a run from and ``checkpoint:PATH`` plays.
+   which ``boardzoo train --init-from`` starts a run from and ``checkpoint:PATH`` plays.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import sys
 import time
@@ -195,7 +194,7 @@ def distill(cfg: Config, data: TeacherData, steps: int, seed: int = 0,
 
 
 def save_model(cfg: Config, net: torch.nn.Module, path: str | Path, note: str = "") -> None:
-    """Write ``net`` as a model file that ``model.init_from`` and ``checkpoint:PATH`` load."""
+    """Write ``net`` as a model file that ``train --init-from`` and ``checkpoint:PATH`` load."""
 
     game = action_game(cfg.game)
     save_atomic(model_file(cfg.game, cfg.to_dict(), game.observation_shape, game.num_actions,
@@ -227,7 +226,6 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"distill: error: {exc}", file=sys.stderr)
         return 2
-    cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, init_from=""))
     if cfg.threads > 0:
         torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()

@@ -60,3 +60,60 @@ def match(game: str, make_a: Callable[[int], Agent], make_b: Callable[[int], Age
 def spec_factory(spec: str, game: str) -> Callable[[int], Agent]:
     """Return ``seed -> agent`` for an agent spec (``random``, ``mcts:400``, ...)."""
     return lambda seed: make_agent(spec, game, seed)
+
+
+class Evaluator:
+    """A run's evaluation: the raw policy against ``random``, the network with search against
+    each baseline and against the best network so far (the promotion gate), every game kept
+    in the run's eval_games.jsonl."""
+
+    def __init__(self, cfg: Any, game: Any, run: Any) -> None:
+        """``cfg``: the run's Config; ``game``: its ActionGame; ``run``: its RunDir."""
+        self.cfg = cfg
+        self.game = game
+        self.run = run
+
+    def net_agent(self, state_dict: dict[str, Any], sims: int, seed: int) -> Agent:
+        """Return the network with weights ``state_dict`` as a player (its ``play`` search)."""
+        from .agent import NetAgent
+        from .network import build_net
+
+        net = build_net(self.cfg, self.game)
+        net.load_state_dict(state_dict)
+        net.eval()
+        return NetAgent(self.cfg.game, net, self.cfg, sims, seed)
+
+    def evaluate(self, iteration: int, latest: dict[str, Any], best: dict[str, Any],
+                 best_iteration: int) -> tuple[list[dict[str, Any]], bool]:
+        """Play the evaluation of ``iteration`` (weights ``latest``); return its rows and
+        whether the latest network replaces the best (``best``, from ``best_iteration``)."""
+        e, game = self.cfg.eval, self.cfg.game
+        cap = (self.cfg.selfplay.max_moves if e.max_moves < 0
+               else e.max_moves if e.max_moves > 0 else None)
+        om = e.opening_moves
+        rows: list[dict[str, Any]] = []
+        seed = self.cfg.seed * 100003 + iteration
+        if e.games == 0:
+            return rows, True  # nothing to gate on: the latest network counts as the best
+        net = f"net@{iteration}"
+        self.run.drop_eval_games_from(iteration)
+
+        def keep(record: dict[str, Any]) -> None:
+            self.run.keep_eval_game(iteration, record)
+
+        if e.raw_vs_random:
+            r = match(game, lambda s: self.net_agent(latest, 0, s), spec_factory("random", game),
+                      e.games, seed, cap, om, (f"{net},sims=0", "random"), keep)
+            rows.append({"opponent": "raw_policy_vs_random", **r})
+        for spec in e.baselines:
+            r = match(game, lambda s: self.net_agent(latest, e.simulations, s),
+                      spec_factory(spec, game), e.games, seed, cap, om, (net, spec), keep)
+            rows.append({"opponent": spec, **r})
+        promoted = not e.vs_best  # without a gate the latest network is the best
+        if e.vs_best:
+            r = match(game, lambda s: self.net_agent(latest, e.simulations, s),
+                      lambda s: self.net_agent(best, e.simulations, s),
+                      e.games, seed, cap, om, (net, f"net@{best_iteration} (best)"), keep)
+            promoted = r["score"] >= e.promote_threshold
+            rows.append({"opponent": f"best(iter {best_iteration})", **r})
+        return rows, promoted

@@ -20,8 +20,8 @@ Roots:
   temperature or taken as the most visited.
 * ``gumbel``: Gumbel MuZero's root (Danihelka et al., 2022): sample ``m``
   actions without replacement by Gumbel-top-k on the prior logits (``m`` =
-  ``gumbel_m`` with noise; without noise, when the search plays rather than
-  explores, the top ``play_gumbel_m`` by prior, see :func:`root_candidates`), split the
+  ``gumbel_m``; without noise, when the search plays rather than explores, the
+  top ``m`` by prior: play's ``gumbel_m``, :func:`.config.play_search`), split the
   simulations over them by sequential halving on ``g + logits + sigma(q)``,
   play the survivor; the policy target is ``softmax(logits + sigma(completed
   q))``, a policy improvement even when few actions were visited. Inner nodes
@@ -36,14 +36,6 @@ from typing import Any
 import numpy as np
 
 from .config import MCTSConfig
-
-
-def root_candidates(cfg: MCTSConfig, add_noise: bool) -> int:
-    """Gumbel root candidates before the cap at the legal moves and the simulations:
-    ``gumbel_m`` with noise (self-play), ``play_gumbel_m`` (or ``gumbel_m`` if 0) without."""
-    if add_noise or cfg.play_gumbel_m <= 0:
-        return cfg.gumbel_m
-    return cfg.play_gumbel_m
 
 
 class Node:
@@ -216,7 +208,7 @@ class Search:
         root = self.root
         n = len(root.actions)
         self._g = self.rng.gumbel(size=n) if self.add_noise else np.zeros(n)
-        m = min(root_candidates(self.cfg, self.add_noise), n, self.simulations)
+        m = min(self.cfg.gumbel_m, n, self.simulations)
         order = np.argsort(-(self._g + root.logits), kind="stable")
         self._cands = order[:m]
         self._phases = max(1, math.ceil(math.log2(m))) if m > 1 else 1

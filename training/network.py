@@ -32,14 +32,14 @@ Options (all off by default, so default configs build the same network):
   (Whistling: 21 x 21 axial hex coordinates) gathered from the observation, its
   3 x 3 kernels multiplied by the grid's kernel mask (the 6 hex neighbours) and
   its off-board cells kept at zero after every layer;
-* ``model.value_prior``: value = tanh(prior + head output), ``prior`` being the
+* ``model.value`` ``prior`` or ``static``: value = tanh(prior + head output), ``prior`` being the
   game's static evaluation / scale of each position (:mod:`.prior`), passed to
   :meth:`PolicyValueNet.forward`; the pre-activation is clipped to +-8 so the
   value stays strictly inside (-1, 1);
 * ``model.policy_prior``: logits = head output + ``policy_prior`` x the game's action
   prior (:func:`.prior.dense_action_prior`), passed to :meth:`PolicyValueNet.forward`;
-* ``model.zero_init_heads``: the value head's last layer and the policy head's output
-  start at zero, so that a network with priors starts as its priors.
+* a network with a prior starts with its value head's last layer and its policy
+  head's output at zero, so that it starts as exactly its priors.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class PolicyValueNet(nn.Module):
         #: Weight of the game's action prior in the logits (``model.policy_prior``; 0: none).
         self.policy_prior = float(cfg.policy_prior)
         if (self.value_prior or self.policy_prior) and not game_name:
-            raise ValueError("model.value_prior and model.policy_prior need the game's name")
+            raise ValueError("model.value and model.policy_prior priors need the game's name")
         self.grid = grid
         kernel_mask = None
         feature_of = np.arange(h * w)  # observation grid index -> trunk feature index
@@ -268,8 +268,8 @@ class PolicyValueNet(nn.Module):
             value = torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
             return logits, value
         if prior is None:
-            raise ValueError("this network has model.value_prior: pass the static evaluation "
-                             "prior (boardzoo.training.prior.static_prior) to forward")
+            raise ValueError("this network has a value prior (model.value): pass the static "
+                             "evaluation prior (boardzoo.training.prior.static_prior) to forward")
         z = self.value_fc(v.flatten(1)).squeeze(1) + prior.to(v.dtype)
         return logits, torch.tanh(z.clamp(-PRIOR_CLIP, PRIOR_CLIP))
 

@@ -23,10 +23,7 @@ floating-point bits.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import math
-import multiprocessing as mp
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,11 +32,9 @@ import numpy as np
 import torch
 
 from boardzoo.agents.evaluation import get_evaluator, get_scale
-from boardzoo.envs.core.registry import action_game
 
-from .config import Config, from_dict
+from .config import Config
 from .mcts import Node, Search
-from .network import build_net
 from .prior import action_prior, dense_action_prior, static_prior
 
 
@@ -250,105 +245,3 @@ def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],
                 still.append((idx, slot))
         slots = still
     return [results[i] for i in range(len(seeds))]
-
-
-# -- worker processes ---------------------------------------------------------------------
-_WORKER: dict[str, Any] = {}
-
-
-def _worker_init(cfg_dict: dict[str, Any]) -> None:
-
-    torch.set_num_threads(1)
-    cfg = from_dict(cfg_dict)
-    game = action_game(cfg.game)
-    net = build_net(cfg, game)
-    _WORKER.update(cfg=cfg, game=game, net=net)
-
-
-def _worker_play(state_dict: dict[str, torch.Tensor],
-                 seeds: list[int]) -> tuple[list[GameRecord], float]:
-    start = time.process_time()
-    net = _WORKER["net"]
-    net.load_state_dict(state_dict)
-    records = play_games(net, _WORKER["game"], _WORKER["cfg"], seeds)
-    return records, time.process_time() - start
-
-
-def split_seeds(seeds: list[int], workers: int) -> list[list[int]]:
-    """Split seeds into contiguous chunks, one per worker (the same for every backend)."""
-    # the split depends only on len(seeds) and workers, so the games do too
-    return [[int(s) for s in c] for c in np.array_split(np.asarray(seeds, dtype=np.int64),
-                                                        max(workers, 1)) if len(c)]
-
-
-class SelfPlayPool:
-    """Self-play over ``workers`` processes (spawned once, reused every iteration)."""
-
-    def __init__(self, cfg: Config) -> None:
-        self.workers = cfg.selfplay.workers
-        #: CPU seconds the workers spent playing (they outlive iterations, so rusage misses it).
-        self.cpu = 0.0
-        self.pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
-                                           initializer=_worker_init,
-                                           initargs=(cfg.to_dict(),))
-
-    def play(self, net: torch.nn.Module, seeds: list[int],
-             progress: Callable[[int], None] | None = None) -> list[GameRecord]:
-        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-        chunks = split_seeds(seeds, self.workers)
-        futures = [self.pool.submit(_worker_play, state, c) for c in chunks]
-        out: list[GameRecord] = []
-        for f in futures:
-            recs, cpu = f.result()
-            self.cpu += cpu
-            if progress is not None:
-                progress(len(recs))
-            out.extend(recs)
-        return out
-
-    def close(self) -> None:
-        self.pool.shutdown(cancel_futures=True)
-
-
-def _ray_worker_play(cfg_dict: dict[str, Any], state_dict: dict[str, torch.Tensor],
-                     seeds: list[int]) -> tuple[list[GameRecord], float]:
-    """Ray task: :func:`_worker_play` in a Ray worker (set up once per worker and config)."""
-    if _WORKER.get("cfg_dict") != cfg_dict:
-        _worker_init(cfg_dict)
-        _WORKER["cfg_dict"] = cfg_dict
-    return _worker_play(state_dict, seeds)
-
-
-class RaySelfPlayPool:
-    """Self-play as Ray tasks (``selfplay.backend: ray``): the chunks of :class:`SelfPlayPool`.
-
-    Each iteration puts the weights in the object store once and runs one task per chunk
-    (``selfplay.workers`` chunks, split as the local pool splits them), so the games equal
-    the local backend's; a task whose worker dies is re-run by Ray.
-    """
-
-    def __init__(self, cfg: Config) -> None:
-        from boardzoo.agents.distributed import connect
-
-        self.workers = max(cfg.selfplay.workers, 1)
-        self.cfg_dict = cfg.to_dict()
-        #: CPU seconds the Ray workers spent playing.
-        self.cpu = 0.0
-        self.conn = connect(cfg.selfplay.ray_address or None, num_cpus=self.workers)
-
-    def play(self, net: torch.nn.Module, seeds: list[int],
-             progress: Callable[[int], None] | None = None) -> list[GameRecord]:
-        state = self.conn.ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
-        chunks = split_seeds(seeds, self.workers)
-        done: dict[int, list[GameRecord]] = {}
-        for i, (recs, cpu) in self.conn.stream(
-                _ray_worker_play, [(self.cfg_dict, state, c) for c in chunks],
-                describe=lambda i: f"self-play chunk {i + 1}/{len(chunks)}"):
-            done[i] = recs
-            self.cpu += cpu
-            if progress is not None:
-                progress(len(recs))
-        return [r for i in range(len(chunks)) for r in done[i]]
-
-    def close(self) -> None:
-        self.conn.close()

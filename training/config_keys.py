@@ -1,0 +1,123 @@
+"""Which config keys mean something: keys that moved or went, and keys without effect.
+
+A config a user writes must only hold keys that change the run: a key that has no effect
+under the settings it chose (``mcts.c_puct`` with Gumbel roots everywhere) is refused with
+the reason, and a key of an older boardzoo that moved or went is refused with its
+replacement. Configs saved by older runs and model files (their ``config`` dict) are
+migrated instead, silently: :func:`migrate_saved`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .config_schema import Config
+
+#: Old key -> its new name (same meaning).
+MOVED = {
+    "mcts.play_root": "play.root",
+    "mcts.play_gumbel_m": "play.gumbel_m",
+    "mcts.play_policy_temperature": "play.policy_temperature",
+}
+
+#: Old key -> what replaces it.
+REMOVED = {
+    "model.value_prior": "model.value: prior (the static evaluation plus a learnt correction) "
+                         "or static (the evaluation alone, not trained); false is "
+                         "model.value: learned",
+    "model.zero_init_heads": "a network with a prior (model.value prior or static, "
+                             "model.policy_prior > 0) now starts as exactly its prior",
+    "model.init_from": "the start-up option boardzoo train --init-from PATH (it is not part "
+                       "of the model)",
+}
+
+
+def flat_keys(data: dict[str, Any]) -> list[str]:
+    """Return the dotted keys of a config mapping (``game``, ``mcts.root``, ...)."""
+    keys = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            keys.extend(f"{key}.{sub}" for sub in value)
+        else:
+            keys.append(str(key))
+    return keys
+
+
+def old_key_message(key: str) -> str | None:
+    """Return the one-line error for an old key, or None if ``key`` is not one."""
+    if key in MOVED:
+        return f"{key} is now {MOVED[key]} (same meaning): rename it"
+    if key in REMOVED:
+        return f"{key} was removed: use {REMOVED[key]}"
+    return None
+
+
+def migrate_saved(data: dict[str, Any]) -> dict[str, Any]:
+    """Return a saved config mapping (an older run's or model file's) with old keys moved
+    or replaced by what they meant."""
+    out = copy.deepcopy(data)
+    sections = {name: out.get(name) for name in ("model", "mcts", "play", "train")}
+    mcts, model = sections["mcts"], sections["model"]
+    if isinstance(mcts, dict):
+        for old, new in MOVED.items():
+            sub = old.split(".")[1]
+            if sub in mcts:
+                out.setdefault("play", {})[new.split(".")[1]] = mcts.pop(sub)
+    if isinstance(model, dict):
+        if "value_prior" in model:
+            train = sections["train"] if isinstance(sections["train"], dict) else {}
+            static = train.get("value_loss_weight", 1.0) == 0
+            if model.pop("value_prior"):
+                model["value"] = "static" if static else "prior"
+        model.pop("zero_init_heads", None)
+        model.pop("init_from", None)
+    return out
+
+
+def no_effect(cfg: Config) -> dict[str, str]:
+    """Return ``{key: why}`` for every key that has no effect under ``cfg``'s settings."""
+    roots = {cfg.mcts.root, cfg.play.root or cfg.mcts.root}
+    play_root = cfg.play.root or cfg.mcts.root
+    out: dict[str, str] = {}
+
+    def none(keys: str, why: str) -> None:
+        out.update({key: why for key in keys.split()})
+
+    if "puct" not in roots:
+        none("mcts.c_puct mcts.fpu_reduction", "PUCT only, and both self-play (mcts.root) "
+             "and play (play.root) use the Gumbel root")
+    if cfg.mcts.root != "puct":
+        none("mcts.dirichlet_alpha mcts.dirichlet_fraction mcts.reuse_tree",
+             "self-play's PUCT root only, and mcts.root is gumbel")
+        none("selfplay.temperature_moves", "the Gumbel root (mcts.root: gumbel) plays its "
+             "sequential-halving survivor, never a move sampled by temperature")
+    if "gumbel" not in roots:
+        none("mcts.gumbel_c_visit mcts.gumbel_c_scale", "Gumbel only, and both mcts.root and "
+             "play.root are puct")
+    if cfg.mcts.root != "gumbel":
+        none("mcts.gumbel_m", "self-play's Gumbel root only, and mcts.root is puct")
+    if play_root != "gumbel":
+        none("play.gumbel_m", "Gumbel play only, and the network plays with PUCT "
+             "(play.root, else mcts.root)")
+    if cfg.model.value == "static":
+        none("train.value_loss_weight train.value_target_q",
+             "the value is not trained with model.value: static")
+    if cfg.model.policy_head != "bilinear":
+        none("model.bilinear_dim", "model.policy_head bilinear only")
+    else:
+        none("model.policy_channels", "the linear and conv policy heads only, and "
+             "model.policy_head is bilinear")
+    if not cfg.eval.vs_best:
+        none("eval.promote_threshold", "the gate against the best network only, and "
+             "eval.vs_best is false")
+    return out
+
+
+def refused_keys(cfg: Config, given: list[str]) -> str | None:
+    """Return the error for the first of the ``given`` keys without effect, or None."""
+    useless = no_effect(cfg)
+    for key in given:
+        if key in useless:
+            return f"{key} has no effect here ({useless[key]}): remove it"
+    return None

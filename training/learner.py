@@ -1,0 +1,99 @@
+"""The learner: the network, its optimiser and replay buffer, and the gradient steps.
+
+Loss = cross-entropy of the masked policy against the search policy +
+``value_loss_weight`` x MSE of the value against its target (the game's outcome, mixed
+with the root search value by ``train.value_target_q``). Batches are drawn from the
+replay buffer with a generator seeded by ``(seed, iteration)`` and a random board
+symmetry each (``train.augment``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from .buffer import ReplayBuffer
+from .config import Config
+from .network import build_net, masked_log_softmax
+
+
+def train_step_count(train: Any, new_positions: int) -> int:
+    """Gradient steps of an iteration that added ``new_positions`` examples: the fixed
+    ``steps_per_iteration``, or with ``replay_ratio`` > 0 ceil(replay_ratio x new_positions /
+    batch_size) capped at ``steps_per_iteration`` (each new example is drawn about
+    ``replay_ratio`` times in its first iteration, whatever the games' length)."""
+    if train.replay_ratio <= 0:
+        return train.steps_per_iteration
+    return min(train.steps_per_iteration,
+               math.ceil(train.replay_ratio * new_positions / train.batch_size))
+
+
+def value_loss_weight(cfg: Config) -> float:
+    """The value loss's weight: ``train.value_loss_weight``, or 0 when the value is the static
+    evaluation alone (``model.value: static``)."""
+    return 0.0 if cfg.model.value == "static" else cfg.train.value_loss_weight
+
+
+def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
+                 value_weight: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Return (total, policy, value) losses of a batch (see the module docstring)."""
+    logits, value = net(batch["obs"], batch.get("prior"), batch.get("action_prior"))
+    mask = batch["mask"]
+    logp = masked_log_softmax(logits, mask).masked_fill(~mask, 0.0)
+    policy_loss = -(batch["policy"] * logp).sum(-1).mean()
+    value_loss = torch.mean((value - batch["value"]) ** 2)
+    return policy_loss + value_weight * value_loss, policy_loss, value_loss
+
+
+class Learner:
+    """The network being trained, its AdamW optimiser and its replay buffer."""
+
+    def __init__(self, cfg: Config, game: Any, symmetries: Any = None) -> None:
+        """Build a fresh network from ``cfg`` (torch seeded by ``cfg.seed``) for the
+        ActionGame ``game``; ``symmetries``: the board symmetries to augment with."""
+        self.cfg = cfg
+        torch.manual_seed(cfg.seed)
+        self.net = build_net(cfg, game)
+        self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.train.lr,
+                                     weight_decay=cfg.train.weight_decay)
+        self.buffer = ReplayBuffer(cfg.train.buffer_size, game.observation_shape,
+                                   game.num_actions, priors=cfg.model.value_prior,
+                                   action_priors=cfg.model.policy_prior > 0)
+        self.buffer.value_target_q = cfg.train.value_target_q
+        self.syms = symmetries
+        #: Gradient steps of the last call of :meth:`train_steps`.
+        self.last_steps = 0
+
+    def set_hyperparameters(self) -> None:
+        """Apply the config's learning rate and weight decay (a resumed run may change them)."""
+        for group in self.opt.param_groups:
+            group["lr"] = self.cfg.train.lr
+            group["weight_decay"] = self.cfg.train.weight_decay
+
+    def train_steps(self, iteration: int, new_positions: int | None = None) -> dict[str, float]:
+        """Train on the buffer after an iteration that added ``new_positions`` examples
+        (None: the fixed ``steps_per_iteration``); return the mean losses."""
+        t = self.cfg.train
+        steps = (t.steps_per_iteration if new_positions is None
+                 else train_step_count(t, new_positions))
+        self.last_steps = 0
+        if len(self.buffer) < max(t.min_buffer, 1) or steps == 0:
+            return {"loss": math.nan, "policy_loss": math.nan, "value_loss": math.nan}
+        rng = np.random.default_rng([self.cfg.seed, iteration, 1])
+        weight = value_loss_weight(self.cfg)
+        self.net.train()
+        totals = np.zeros(3)
+        self.last_steps = steps
+        for _ in range(steps):
+            batch = self.buffer.sample(t.batch_size, rng, self.syms)
+            loss, pl, vl = compute_loss(self.net, batch, weight)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            totals += (loss.item(), pl.item(), vl.item())
+        self.net.eval()
+        mean = totals / steps
+        return {"loss": mean[0], "policy_loss": mean[1], "value_loss": mean[2]}
