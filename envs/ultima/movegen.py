@@ -96,8 +96,7 @@ def _movers_and_pincers(
     mine = []
     pincers: dict[int, tuple[int, ...]] = {}
     pawn_pincers: dict[int, tuple[int, ...]] = {}
-    for sq in range(64):
-        p = b[sq]
+    for sq, p in enumerate(b):
         if own[p]:
             if not frozen >> sq & 1:
                 mine.append(sq)
