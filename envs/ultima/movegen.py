@@ -321,8 +321,10 @@ def _legal_in_check(
                 touched = BIT[f] | BIT[t] | _squares(caps)
                 if kind == IMMOBILIZER:
                     touched |= ADJ[f] | ADJ[t]
-                if not touched & mask or _exposes(work, f, t, caps, ks, att):
+                if not touched & mask:
                     continue  # nothing that matters changed: still in check
+                if _exposes(work, f, t, caps, ks, att):
+                    continue
             out[base | t] = caps
     return out
 
