@@ -3,11 +3,11 @@
 :func:`attacked` answers it; :func:`relevant`, :func:`vacate_mask` and
 :func:`threat_pieces` bound which squares a move must touch to change the answer,
 so that :func:`boardzoo.envs.ultima.movegen.legal_moves` plays out only those moves.
+Each of the four goes through the capture mechanisms in the same order: pieces next to
+the king (king, chameleon, withdrawer), long leaper, pincer pawn, coordinator.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 from ..core.board8 import OPPOSITE, ORTHOGONAL, RAYS
 from .board import (
@@ -25,16 +25,38 @@ from .board import (
     frozen_mask,
 )
 
+# LEAP_LINES[k]: (line, landing) per direction from k: a leaper coming along ``line``
+# (nearest square first) captures k by landing on ``landing``, the square beyond k.
+LEAP_LINES = tuple(tuple((RAYS[k][d], RAYS[k][OPPOSITE[d]][0]) for d in range(8)
+                         if RAYS[k][d] and RAYS[k][OPPOSITE[d]]) for k in range(64))
+# PINCER_SQUARES[k]: (t, partner, approaches) per orthogonal line through k: a pawn landing
+# on t (next to k) captures k when ``partner`` (beyond k) holds one of its pieces; it
+# reaches t along one of the ``approaches`` (lines from t, nearest square first).
+PINCER_SQUARES = tuple(
+    tuple((RAYS[k][d][0], RAYS[k][OPPOSITE[d]][0],
+           tuple(RAYS[RAYS[k][d][0]][d2] for d2 in ORTHOGONAL
+                 if d2 != OPPOSITE[d] and RAYS[RAYS[k][d][0]][d2]))
+          for d in ORTHOGONAL if RAYS[k][d] and RAYS[k][OPPOSITE[d]])
+    for k in range(64))
+
 
 def attacked(b: bytes | bytearray, k: int, att: int) -> bool:
     """Return True when colour ``att`` has a move that would capture the piece on ``k``
     (the defender's king) by any mechanism, ignoring its own king's safety (spec 8)."""
     fz = frozen_mask(b, att)
+    return (
+        _adjacent_attack(b, k, att, fz)
+        or (att | LEAPER in b and _leaper_attack(b, k, att, fz))
+        or (att | PAWN in b and _pincer_attack(b, k, att, fz))
+        or (att | COORDINATOR in b and _coordinator_attack(b, k, att, fz))
+    )
+
+
+def _adjacent_attack(b: bytes | bytearray, k: int, att: int, fz: int) -> bool:
+    """Return True when an unfrozen king or chameleon of ``att`` stands next to ``k``, or a
+    withdrawer with an empty square behind it to withdraw to."""
     a_king, a_cham, a_with = att | KING, att | CHAMELEON, att | WITHDRAWER
-    a_leap, a_pawn, a_coord = att | LEAPER, att | PAWN, att | COORDINATOR
-    attacker = OWNED[att]
-    rays = RAYS[k]
-    for ray in rays:
+    for ray in RAYS[k]:
         if not ray:
             continue
         n = ray[0]
@@ -44,53 +66,62 @@ def attacked(b: bytes | bytearray, k: int, att: int) -> bool:
                 return True
         elif q == a_with and len(ray) > 1 and b[ray[1]] == 0 and not fz >> n & 1:
             return True
-    if a_leap in b:
-        for d in range(8):
-            back = rays[OPPOSITE[d]]
-            if not back or b[back[0]]:
-                continue  # the leaper must land right beyond the king
-            prev_empty = False  # a jumped piece needs an empty square after it (towards k)
-            for s in rays[d]:
+    return False
+
+
+def _leaper_attack(b: bytes | bytearray, k: int, att: int, fz: int) -> bool:
+    """Return True when an unfrozen leaper of ``att`` can jump ``k`` (and whatever enemies lie
+    between, each followed by an empty square) and land on the empty square beyond it."""
+    attacker = OWNED[att]
+    a_leap = att | LEAPER
+    for line, landing in LEAP_LINES[k]:
+        if b[landing]:
+            continue
+        prev_empty = False  # a jumped piece needs an empty square after it (towards k)
+        for s in line:
+            q = b[s]
+            if q == 0:
+                prev_empty = True
+            elif attacker[q]:
+                if q == a_leap and not fz >> s & 1:
+                    return True
+                break
+            elif prev_empty:
+                prev_empty = False
+            else:
+                break
+    return False
+
+
+def _pincer_attack(b: bytes | bytearray, k: int, att: int, fz: int) -> bool:
+    """Return True when an unfrozen pawn of ``att`` can slide onto an empty square next to
+    ``k`` that has an ``att`` partner on the other side of ``k``."""
+    attacker = OWNED[att]
+    a_pawn = att | PAWN
+    for t, partner, approaches in PINCER_SQUARES[k]:
+        if b[t] or not attacker[b[partner]]:
+            continue
+        for line in approaches:
+            for s in line:
                 q = b[s]
-                if q == 0:
-                    prev_empty = True
-                elif attacker[q]:
-                    if q == a_leap and not fz >> s & 1:
+                if q:
+                    if q == a_pawn and not fz >> s & 1:
                         return True
                     break
-                elif prev_empty:
-                    prev_empty = False
-                else:
-                    break
-    if a_pawn in b:
-        for d in ORTHOGONAL:
-            ray, back = rays[d], rays[OPPOSITE[d]]
-            if not ray or not back or b[ray[0]] or not attacker[b[back[0]]]:
-                continue
-            t, toward_k = ray[0], OPPOSITE[d]
-            for d2 in ORTHOGONAL:
-                if d2 == toward_k:
-                    continue
-                for s in RAYS[t][d2]:
-                    q = b[s]
-                    if q:
-                        if q == a_pawn and not fz >> s & 1:
-                            return True
-                        break
-    if a_coord in b:
-        e = b.find(a_king)
-        line = _coordinator_line(e, k)
-        if line:
-            c = b.find(a_coord)
-            while c >= 0:
-                if not fz >> c & 1:
-                    for ray in RAYS[c]:
-                        for s in ray:
-                            if b[s]:
-                                break
-                            if line >> s & 1:
-                                return True
-                c = b.find(a_coord, c + 1)
+    return False
+
+
+def _coordinator_attack(b: bytes | bytearray, k: int, att: int, fz: int) -> bool:
+    """Return True when an unfrozen coordinator of ``att`` can stop on a square where the
+    corner it forms with its king is ``k``."""
+    line = _coordinator_line(b.find(att | KING), k)
+    if line:
+        code = att | COORDINATOR
+        c = b.find(code)
+        while c >= 0:
+            if not fz >> c & 1 and _reaches(b, c, line):
+                return True
+            c = b.find(code, c + 1)
     return False
 
 
@@ -105,6 +136,17 @@ def _coordinator_line(e: int, k: int) -> int:
     return 0
 
 
+def _reaches(b: bytes | bytearray, c: int, line: int) -> bool:
+    """Return True when a queen move from ``c`` over empty squares can stop on ``line``."""
+    for ray in RAYS[c]:
+        for s in ray:
+            if b[s]:
+                break
+            if line >> s & 1:
+                return True
+    return False
+
+
 def relevant(b: bytes | bytearray, k: int, att: int) -> int:
     """Return a mask of squares outside of which no change (other than a move of the
     defender's king or immobilizer) can alter ``attacked(b, k, att)``.
@@ -116,44 +158,63 @@ def relevant(b: bytes | bytearray, k: int, att: int) -> int:
     tested in full.
     """
     mask = NEAR2[k]
-    attacker = OWNED[att]
-    rays = RAYS[k]
     if att | LEAPER in b:
-        for d in range(8):
-            back = rays[OPPOSITE[d]]
-            if not back or b[back[0]]:
-                continue
-            for s in rays[d]:
-                mask |= BIT[s]
-                if attacker[b[s]]:
-                    break
+        mask |= _leaper_lines(b, k, att)
     if att | PAWN in b:
-        for d in ORTHOGONAL:
-            ray, back = rays[d], rays[OPPOSITE[d]]
-            if not ray or not back or b[ray[0]] or not attacker[b[back[0]]]:
-                continue
-            t, toward_k = ray[0], OPPOSITE[d]
-            for d2 in ORTHOGONAL:
-                if d2 == toward_k:
-                    continue
-                for s in RAYS[t][d2]:
-                    mask |= BIT[s]
-                    if b[s]:
-                        break
-    a_coord = att | COORDINATOR
-    if a_coord in b:
-        line = _coordinator_line(b.find(att | KING), k)
-        if line:
-            mask |= line
-            c = b.find(a_coord)
-            while c >= 0:
-                mask |= BIT[c]
-                for ray in RAYS[c]:
-                    for s in ray:
-                        mask |= BIT[s]
-                        if b[s]:
-                            break
-                c = b.find(a_coord, c + 1)
+        mask |= _pincer_paths(b, k, att)
+    if att | COORDINATOR in b:
+        mask |= _coordinator_paths(b, k, att)
+    return mask
+
+
+def _leaper_lines(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return the leaper lines towards ``k`` whose landing square is empty, each up to and
+    including its first ``att`` piece."""
+    attacker = OWNED[att]
+    mask = 0
+    for line, landing in LEAP_LINES[k]:
+        if b[landing]:
+            continue
+        for s in line:
+            mask |= BIT[s]
+            if attacker[b[s]]:
+                break
+    return mask
+
+
+def _pincer_paths(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return the pawn approaches to each empty pincer square next to ``k`` that has an
+    ``att`` partner, each up to and including its first piece."""
+    attacker = OWNED[att]
+    mask = 0
+    for t, partner, approaches in PINCER_SQUARES[k]:
+        if b[t] or not attacker[b[partner]]:
+            continue
+        for line in approaches:
+            for s in line:
+                mask |= BIT[s]
+                if b[s]:
+                    break
+    return mask
+
+
+def _coordinator_paths(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return, when the ``att`` king is aligned with ``k``, the squares that capture ``k``
+    from a coordinator's corner, the coordinators and their moves (up to the first piece)."""
+    line = _coordinator_line(b.find(att | KING), k)
+    if not line:
+        return 0
+    mask = line
+    code = att | COORDINATOR
+    c = b.find(code)
+    while c >= 0:
+        mask |= BIT[c]
+        for ray in RAYS[c]:
+            for s in ray:
+                mask |= BIT[s]
+                if b[s]:
+                    break
+        c = b.find(code, c + 1)
     return mask
 
 
@@ -165,74 +226,111 @@ def vacate_mask(b: bytes | bytearray, k: int, att: int) -> int:
     or a withdrawal), so when the king is not in check a move other than a king or
     immobilizer move needs a full test only if it empties one of these squares.
     """
-    attacker = OWNED[att]
-    a_with, a_leap, a_pawn, a_coord = att | WITHDRAWER, att | LEAPER, att | PAWN, att | COORDINATOR
-    rays = RAYS[k]
+    mask = _withdrawal_squares(b, k, att)
+    if att | LEAPER in b:
+        mask |= _leaper_vacate(b, k, att)
+    if att | PAWN in b:
+        mask |= _pincer_vacate(b, k, att)
+    if att | COORDINATOR in b:
+        mask |= _coordinator_vacate(b, k, att)
+    return mask
+
+
+def _withdrawal_squares(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return the square each ``att`` withdrawer next to ``k`` would withdraw to."""
+    a_with = att | WITHDRAWER
     mask = 0
-    for ray in rays:
+    for ray in RAYS[k]:
         if len(ray) > 1 and b[ray[0]] == a_with:
-            mask |= BIT[ray[1]]  # its retreat square
-    if a_leap in b:
-        for d in range(8):
-            back = rays[OPPOSITE[d]]
-            if not back:
-                continue
-            seg = line = 0  # squares up to the farthest leaper (a nearer one may be captured)
-            for s in rays[d]:
-                if b[s] == a_leap:
-                    line = seg | BIT[back[0]]
+            mask |= BIT[ray[1]]
+    return mask
+
+
+def _leaper_vacate(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return each leaper line towards ``k`` up to its farthest ``att`` leaper (a nearer
+    one may be captured), with the landing square beyond ``k``."""
+    a_leap = att | LEAPER
+    mask = 0
+    for line, landing in LEAP_LINES[k]:
+        seg = reach = 0
+        for s in line:
+            if b[s] == a_leap:
+                reach = seg | BIT[landing]
+            seg |= BIT[s]
+        mask |= reach
+    return mask
+
+
+def _pincer_vacate(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return, for each pincer square next to ``k`` with an ``att`` partner, the square and
+    each approach to it up to its farthest ``att`` pawn."""
+    attacker = OWNED[att]
+    a_pawn = att | PAWN
+    mask = 0
+    for t, partner, approaches in PINCER_SQUARES[k]:
+        if not attacker[b[partner]]:
+            continue  # no partner beyond the king: no pincer on this line
+        for line in approaches:
+            seg = 0
+            for s in line:
+                if b[s] == a_pawn:
+                    mask |= seg | BIT[t]
                 seg |= BIT[s]
-            mask |= line
-    if a_pawn in b:
-        for d in ORTHOGONAL:
-            ray, back = rays[d], rays[OPPOSITE[d]]
-            if not ray or not back or not attacker[b[back[0]]]:
-                continue  # no partner beyond the king: no pincer on this line
-            t, toward_k = ray[0], OPPOSITE[d]
-            for d2 in ORTHOGONAL:
-                if d2 == toward_k:
-                    continue
-                seg = 0
-                for s in RAYS[t][d2]:
-                    if b[s] == a_pawn:
-                        mask |= seg | BIT[t]
-                    seg |= BIT[s]
-    if a_coord in b:
-        line = _coordinator_line(b.find(att | KING), k)
-        if line:
-            c = b.find(a_coord)
-            while c >= 0:
-                for ray in RAYS[c]:
-                    seg = 0
-                    for s in ray:
-                        seg |= BIT[s]
-                        if line >> s & 1:
-                            mask |= seg
-                            break
-                c = b.find(a_coord, c + 1)
+    return mask
+
+
+def _coordinator_vacate(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return, when the ``att`` king is aligned with ``k``, each coordinator line up to the
+    first square that captures ``k``, whatever stands in between."""
+    line = _coordinator_line(b.find(att | KING), k)
+    if not line:
+        return 0
+    mask = 0
+    code = att | COORDINATOR
+    c = b.find(code)
+    while c >= 0:
+        for ray in RAYS[c]:
+            seg = 0
+            for s in ray:
+                seg |= BIT[s]
+                if line >> s & 1:
+                    mask |= seg
+                    break
+        c = b.find(code, c + 1)
     return mask
 
 
 def threat_pieces(b: bytes | bytearray, k: int, att: int) -> int:
     """Return the pieces of ``att`` that could capture the piece on ``k`` now if they were
     not frozen (what a move of the defender's immobilizer may unleash)."""
-    attacker = OWNED[att]
+    return (_adjacent_threats(b, k, att) | _leaper_threats(b, k, att)
+            | _pawn_threats(b, k, att) | _coordinator_threats(b, k, att))
+
+
+def _adjacent_threats(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return the ``att`` king and chameleons next to ``k``, and the withdrawers there with an
+    empty square behind them."""
     a_king, a_cham, a_with = att | KING, att | CHAMELEON, att | WITHDRAWER
-    a_leap, a_pawn, a_coord = att | LEAPER, att | PAWN, att | COORDINATOR
-    rays = RAYS[k]
     out = 0
-    for ray in rays:
+    for ray in RAYS[k]:
         if not ray:
             continue
         q = b[ray[0]]
         if q == a_king or q == a_cham or (q == a_with and len(ray) > 1 and b[ray[1]] == 0):
             out |= BIT[ray[0]]
-    for d in range(8):
-        back = rays[OPPOSITE[d]]
-        if not back or b[back[0]]:
+    return out
+
+
+def _leaper_threats(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return the ``att`` leapers that can jump ``k`` onto an empty landing square."""
+    attacker = OWNED[att]
+    a_leap = att | LEAPER
+    out = 0
+    for line, landing in LEAP_LINES[k]:
+        if b[landing]:
             continue
         prev_empty = False
-        for s in rays[d]:
+        for s in line:
             q = b[s]
             if q == 0:
                 prev_empty = True
@@ -244,31 +342,37 @@ def threat_pieces(b: bytes | bytearray, k: int, att: int) -> int:
                 prev_empty = False
             else:
                 break
-    for d in ORTHOGONAL:
-        ray, back = rays[d], rays[OPPOSITE[d]]
-        if not ray or not back or b[ray[0]] or not attacker[b[back[0]]]:
-            continue
-        t, toward_k = ray[0], OPPOSITE[d]
-        for d2 in ORTHOGONAL:
-            if d2 != toward_k:
-                for s in RAYS[t][d2]:
-                    if b[s]:
-                        if b[s] == a_pawn:
-                            out |= BIT[s]
-                        break
-    line = _coordinator_line(b.find(a_king), k)
-    if line:
-        c = b.find(a_coord)
-        while c >= 0:
-            if any(line >> s & 1 for ray in RAYS[c] for s in _open(b, ray)):
-                out |= BIT[c]
-            c = b.find(a_coord, c + 1)
     return out
 
 
-def _open(b: bytes | bytearray, ray: tuple[int, ...]) -> Iterator[int]:
-    """Yield the empty squares of ``ray`` up to the first piece."""
-    for s in ray:
-        if b[s]:
-            return
-        yield s
+def _pawn_threats(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return the ``att`` pawns that can slide onto an empty pincer square next to ``k``
+    with a partner beyond it."""
+    attacker = OWNED[att]
+    a_pawn = att | PAWN
+    out = 0
+    for t, partner, approaches in PINCER_SQUARES[k]:
+        if b[t] or not attacker[b[partner]]:
+            continue
+        for line in approaches:
+            for s in line:
+                if b[s]:
+                    if b[s] == a_pawn:
+                        out |= BIT[s]
+                    break
+    return out
+
+
+def _coordinator_threats(b: bytes | bytearray, k: int, att: int) -> int:
+    """Return the ``att`` coordinators that can stop where their corner with the king is
+    ``k``."""
+    line = _coordinator_line(b.find(att | KING), k)
+    out = 0
+    if line:
+        code = att | COORDINATOR
+        c = b.find(code)
+        while c >= 0:
+            if _reaches(b, c, line):
+                out |= BIT[c]
+            c = b.find(code, c + 1)
+    return out
