@@ -93,26 +93,62 @@ def test_resume_continues_exactly(tmp_path):
     assert [r["loss"] for r in m1] == [r["loss"] for r in m2]
 
 
+def test_interrupted_evaluation_resumes_with_the_evaluation_only(tmp_path, monkeypatch):
+    """Ctrl-C during an evaluation keeps the iteration's self-play and training: the resumed
+    run plays no self-play for it, only the evaluation, and ends as a run never stopped."""
+    from boardzoo.training import backends, evaluate
+
+    straight, split = tmp_path / "straight", tmp_path / "split"
+    cfg = load_config(TINY, ["eval.every=1"])
+    Trainer(cfg, straight, progress=False, echo=False).run()
+    real = evaluate.Evaluator.evaluate
+
+    def interrupted(self, iteration, *args, **kwargs):
+        if iteration == 2:
+            raise KeyboardInterrupt
+        return real(self, iteration, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate.Evaluator, "evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(cfg, split, progress=False, echo=False).run()
+    assert load(split / "checkpoint.pt")["pending"]["games"] == 2  # iteration 2 trained
+    monkeypatch.setattr(evaluate.Evaluator, "evaluate", real)
+    played = []
+    monkeypatch.setattr(backends.InProcess, "play",
+                        lambda self, net, seeds: played.append(seeds) or [])
+    Trainer(cfg, split, resume=True, progress=False, echo=False).run()
+    assert played == []  # no self-play again
+    a, b = load(straight / "checkpoint.pt"), load(split / "checkpoint.pt")
+    assert same_weights(a["model"], b["model"]) and "pending" not in b
+    assert same_weights(a["best_model"], b["best_model"])
+    for name in ("metrics.csv", "eval.csv"):
+        keep = ("iteration", "loss", "games", "positions", "opponent", "wins", "draws",
+                "losses", "promoted")
+        strip = [[{k: v for k, v in r.items() if k in keep} for r in rows(d / name)]
+                 for d in (straight, split)]
+        assert strip[0] == strip[1], name
+
+
 def test_kill_and_resume_from_the_command_line(tmp_path):
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "boardzoo", "train", "--config", TINY, "--out", str(out),
            "--quiet", "--set", "iterations=200", "--set", "eval.every=0"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
+    deadline = time.time() + 180  # a loaded 2-core machine starts torch slowly
     try:
         while time.time() < deadline and not (out / "checkpoint.pt").exists():
             time.sleep(0.05)
         assert (out / "checkpoint.pt").exists(), proc.stderr.read() if proc.poll() else ""
-        proc.send_signal(signal.SIGKILL)  # no chance to clean up
     finally:
+        proc.send_signal(signal.SIGKILL)  # no chance to clean up
         proc.wait(10)
     done = load(out / "checkpoint.pt")["iteration"]
     assert 1 <= done < 200
     target = done + 1
     result = subprocess.run(cmd[:-4] + ["--resume", "--set", f"iterations={target}", "--set",
                                         "eval.every=0"],
-                            env=env, capture_output=True, text=True, timeout=60)
+                            env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     assert load(out / "checkpoint.pt")["iteration"] == target
     its = [int(r["iteration"]) for r in rows(out / "metrics.csv")]

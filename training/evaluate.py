@@ -84,9 +84,11 @@ class Evaluator:
         return NetAgent(self.cfg.game, net, self.cfg, sims, seed)
 
     def evaluate(self, iteration: int, latest: dict[str, Any], best: dict[str, Any],
-                 best_iteration: int) -> tuple[list[dict[str, Any]], bool]:
+                 best_iteration: int, progress: Callable[[int, int], None] | None = None,
+                 ) -> tuple[list[dict[str, Any]], bool]:
         """Play the evaluation of ``iteration`` (weights ``latest``); return its rows and
-        whether the latest network replaces the best (``best``, from ``best_iteration``)."""
+        whether the latest network replaces the best (``best``, from ``best_iteration``);
+        ``progress(done, total)`` follows its games."""
         e, game = self.cfg.eval, self.cfg.game
         cap = (self.cfg.selfplay.max_moves if e.max_moves < 0
                else e.max_moves if e.max_moves > 0 else None)
@@ -98,8 +100,14 @@ class Evaluator:
         net = f"net@{iteration}"
         self.run.drop_eval_games_from(iteration)
 
+        total = e.games * (int(e.raw_vs_random) + len(e.baselines) + int(e.vs_best))
+        done = [0]
+
         def keep(record: dict[str, Any]) -> None:
             self.run.keep_eval_game(iteration, record)
+            done[0] += 1
+            if progress is not None:
+                progress(done[0], total)
 
         if e.raw_vs_random:
             r = match(game, lambda s: self.net_agent(latest, 0, s), spec_factory("random", game),

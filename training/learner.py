@@ -96,4 +96,5 @@ class Learner:
             totals += (loss.item(), pl.item(), vl.item())
         self.net.eval()
         mean = totals / steps
-        return {"loss": mean[0], "policy_loss": mean[1], "value_loss": mean[2]}
+        return {"loss": float(mean[0]), "policy_loss": float(mean[1]),
+                "value_loss": float(mean[2])}

@@ -107,6 +107,9 @@ class Trainer:
         self.cpu = 0.0
         self.best_state = copy.deepcopy(self.net.state_dict())
         self.best_iteration = 0
+        #: The metrics of an iteration trained but not yet evaluated (in the checkpoint while
+        #: its evaluation runs), else None.
+        self.pending: dict[str, Any] | None = None
         self.ckpt_path = self.run_dir.checkpoint
         if resume:
             self._resume()
@@ -136,10 +139,16 @@ class Trainer:
         """Train on the buffer (see :meth:`Learner.train_steps`)."""
         return self.learner.train_steps(iteration, new_positions)
 
-    def evaluate(self, iteration: int) -> tuple[list[dict[str, Any]], bool]:
-        """Evaluate the latest network; return the rows and whether it is promoted."""
+    def evaluate(self, iteration: int, bar: Any = None) -> tuple[list[dict[str, Any]], bool]:
+        """Evaluate the latest network; return the rows and whether it is promoted (the
+        progress bar, if any, counts its games)."""
         latest = copy.deepcopy(self.net.state_dict())
-        return self.evaluator.evaluate(iteration, latest, self.best_state, self.best_iteration)
+        progress = None
+        if bar is not None:
+            def progress(done: int, total: int) -> None:
+                bar.set_postfix_str(f"iter {iteration}: evaluating, game {done}/{total}")
+        return self.evaluator.evaluate(iteration, latest, self.best_state, self.best_iteration,
+                                       progress)
 
     # -- resume ------------------------------------------------------------------------------
     def _load_checkpoint(self) -> Config:
@@ -173,6 +182,7 @@ class Trainer:
             self.elapsed = float(data["elapsed_s"])
             self.cpu = float(data.get("cpu_s", 0.0))
             self.best_iteration = int(data["best_iteration"])
+            self.pending = data.get("pending")
             torch.set_rng_state(data["rng"]["torch"])
         except (KeyError, RuntimeError, ValueError, TypeError) as exc:
             first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else repr(exc)
@@ -205,25 +215,32 @@ class Trainer:
     def run(self) -> dict[str, Any]:
         """Run the remaining iterations (or until the time limit); return :meth:`summary`."""
         cfg = self.cfg
-        if self.iteration >= cfg.iterations:
+        if self.iteration >= cfg.iterations and self.pending is None:
             self._say(f"run already complete: {self.iteration}/{cfg.iterations} iterations")
             return self.summary()
         backend = make_backend(cfg, self.game, self.engine)
         bar = self._progress_bar()
         self._session = (time.perf_counter(), self.elapsed)
         try:
-            while self.iteration < cfg.iterations:
-                over_time = self._iteration(self.iteration + 1, backend, bar)
-                if over_time and self.iteration < cfg.iterations:
-                    self._say(f"time limit of {cfg.time_limit_minutes:g} min reached after "
-                              f"iteration {self.iteration}")
-                    break
+            over_time = False
+            if self.pending is not None:  # killed during its evaluation: finish that first
+                self._say(f"iteration {self.iteration}: its self-play and training are in the "
+                          f"checkpoint; playing its evaluation again")
+                over_time = self._finish(self.iteration, self.pending, bar)
+            while self.iteration < cfg.iterations and not over_time:
+                over_time = self._finish(self.iteration + 1,
+                                         self._play_and_train(self.iteration + 1, backend, bar),
+                                         bar)
+            if over_time and self.iteration < cfg.iterations:
+                self._say(f"time limit of {cfg.time_limit_minutes:g} min reached after "
+                          f"iteration {self.iteration}")
         except KeyboardInterrupt:
             if bar is not None:
                 bar.close()
                 bar = None
-            self._say(f"interrupted; the last checkpoint is iteration {self.iteration} in "
-                      f"{str(self.ckpt_path)!r}: continue with --resume")
+            state = " (trained; its evaluation is played again)" if self.pending else ""
+            self._say(f"interrupted; the last checkpoint is iteration {self.iteration}{state} "
+                      f"in {str(self.ckpt_path)!r}: continue with --resume")
             raise
         finally:
             if bar is not None:
@@ -237,56 +254,83 @@ class Trainer:
             return None
         from tqdm import tqdm
 
-        return tqdm(total=self.cfg.iterations, initial=self.iteration,
-                    desc=f"train {self.cfg.game}", unit="iter", dynamic_ncols=True)
+        bar = tqdm(total=self.cfg.iterations, initial=self.iteration,
+                   desc=f"train {self.cfg.game}", unit="iter", dynamic_ncols=True)
+        if self.iteration:  # a resumed run: estimate from its own past, not from nothing
+            bar.set_postfix_str(self._estimate())
+        return bar
+
+    def _estimate(self) -> str:
+        """The run's pace so far and the time its remaining iterations should take."""
+        per = self.elapsed / max(self.iteration, 1)
+        left = per * (self.cfg.iterations - self.iteration) / 60
+        return f"{per / 60:.1f} min/iter, about {left:.0f} min left"
 
     def _clock(self) -> float:
         """Elapsed seconds of the whole run (all sessions) now."""
         start, before = self._session
         return before + (time.perf_counter() - start)
 
-    def _iteration(self, it: int, backend: Any, bar: Any) -> bool:
-        """Run iteration ``it`` (self-play, training, evaluation, logs, checkpoint); return
-        whether the time limit is reached."""
+    def _status(self, bar: Any, text: str) -> None:
+        if bar is not None:
+            bar.set_postfix_str(text)
+
+    def _play_and_train(self, it: int, backend: Any, bar: Any) -> dict[str, Any]:
+        """Self-play and training of iteration ``it``; return what its metrics need (the
+        time and CPU they took are counted)."""
         cfg = self.cfg
-        status = bar.set_postfix_str if bar is not None else (lambda text: None)
         t0 = time.perf_counter()
         c0 = cpu_seconds() + backend.cpu
         seeds = [selfplay_seed(cfg.seed, it, g) for g in range(cfg.selfplay.games_per_iteration)]
-        status(f"iter {it}: self-play {len(seeds)} games")
+        self._status(bar, f"iter {it}: self-play {len(seeds)} games")
         records = backend.play(self.net, seeds)
         t1 = time.perf_counter()
         for rec in records:
             self.buffer.add_game(rec)
         positions = sum(len(r.obs) for r in records)
-        status(f"iter {it}: training")
+        self._status(bar, f"iter {it}: training")
         losses = self.train_steps(it, positions)
         t2 = time.perf_counter()
         self.cpu += cpu_seconds() + backend.cpu - c0
         self.elapsed = self._clock()
+        metrics = iteration_metrics(records, positions, (t0, t1, t2), losses)
+        metrics["forced"] = sum(r.length for r in records) - positions
+        return metrics
+
+    def _finish(self, it: int, metrics: dict[str, Any], bar: Any) -> bool:
+        """Evaluate iteration ``it`` if it is due, log it and save the checkpoint; return
+        whether the time limit is reached. Before an evaluation the trained network is
+        saved (``pending``), so a run killed during it plays only the evaluation again."""
+        cfg = self.cfg
         over_time = (cfg.time_limit_minutes > 0 and self.elapsed >= cfg.time_limit_minutes * 60)
         rows: list[dict[str, Any]] = []
         promoted = not cfg.eval.vs_best
+        t2 = time.perf_counter()
         if (cfg.eval.every > 0 and it % cfg.eval.every == 0) or it == cfg.iterations or over_time:
-            status(f"iter {it}: evaluating")
-            rows, promoted = self.evaluate(it)
-        t3 = time.perf_counter()
+            if self.pending is None:
+                self.iteration, self.pending = it, metrics
+                self.save_checkpoint()
+            self._status(bar, f"iter {it}: evaluating")
+            rows, promoted = self.evaluate(it, bar)
+        self.pending = None
+        metrics = {**metrics, "eval_s": time.perf_counter() - t2}
         if promoted:
             self.best_state = copy.deepcopy(self.net.state_dict())
             self.best_iteration = it
         self.iteration = it
         self.elapsed = self._clock()
-        metrics = iteration_metrics(records, positions, (t0, t1, t2, t3), losses)
+        forced = metrics.pop("forced")
         metrics.update(iteration=it, elapsed_s=self.elapsed, cpu_s=self.cpu,
                        buffer=len(self.buffer))
         self.run_dir.append("metrics.csv", METRICS_FIELDS, metrics)
         self.run_dir.append_eval(it, self.elapsed, self.cpu, rows, promoted)
         self.tb.log(metrics, rows)
         self.save()
-        self._report(metrics, rows, promoted, sum(r.length for r in records) - positions)
+        self._report(metrics, rows, promoted, forced)
         if bar is not None:
             bar.update(1)
-            status(f"loss {losses['loss']:.3f}, {metrics['games_per_hour']:.0f} games/h")
+            self._status(bar, f"loss {metrics['loss']:.3f}, {metrics['games_per_hour']:.0f} "
+                              f"games/h, {self._estimate()}")
         return over_time
 
     def _report(self, m: dict[str, Any], rows: list[dict[str, Any]], promoted: bool,
@@ -305,17 +349,25 @@ class Trainer:
         self._say(text)
 
     # -- checkpoints ------------------------------------------------------------------------
-    def save(self) -> None:
-        """Write checkpoint.pt, model.pt and best.pt atomically."""
-        cfg_dict = self.cfg.to_dict()
-        save_atomic({
-            "format": FORMAT, "game": self.cfg.game, "config": cfg_dict,
+    def save_checkpoint(self) -> None:
+        """Write checkpoint.pt atomically: everything --resume needs (with ``pending``: an
+        iteration trained but not yet evaluated and logged)."""
+        data = {
+            "format": FORMAT, "game": self.cfg.game, "config": self.cfg.to_dict(),
             "iteration": self.iteration, "elapsed_s": self.elapsed, "cpu_s": self.cpu,
             "model": self.net.state_dict(), "optimizer": self.learner.opt.state_dict(),
             "best_model": self.best_state, "best_iteration": self.best_iteration,
             "buffer": self.buffer.state_dict(),
             "rng": {"torch": torch.get_rng_state()},
-        }, self.ckpt_path)
+        }
+        if self.pending is not None:
+            data["pending"] = dict(self.pending)
+        save_atomic(data, self.ckpt_path)
+
+    def save(self) -> None:
+        """Write checkpoint.pt, model.pt and best.pt atomically."""
+        self.save_checkpoint()
+        cfg_dict = self.cfg.to_dict()
         shape, n = self.game.observation_shape, self.game.num_actions
         note = f"{self.cfg.game} run {self.out.name}"
         save_atomic(model_file(self.cfg.game, cfg_dict, shape, n, self.net.state_dict(),
@@ -333,13 +385,14 @@ class Trainer:
 
 def iteration_metrics(records: list[Any], positions: int, times: tuple[float, ...],
                       losses: dict[str, float]) -> dict[str, Any]:
-    """Return an iteration's metrics.csv fields from its games, phase times and losses."""
-    t0, t1, t2, t3 = times
+    """Return an iteration's metrics.csv fields from its games, self-play and training times
+    and losses (the evaluation's time and the counters are added when it is logged)."""
+    t0, t1, t2 = times
     actions = sum(r.length for r in records)
     wins0 = sum(1 for r in records if r.outcome > 0 and not r.capped)
     wins1 = sum(1 for r in records if r.outcome < 0 and not r.capped)
     sp = max(t1 - t0, 1e-9)
-    return {"selfplay_s": t1 - t0, "train_s": t2 - t1, "eval_s": t3 - t2, "games": len(records),
+    return {"selfplay_s": t1 - t0, "train_s": t2 - t1, "games": len(records),
             "positions": positions, "games_per_hour": len(records) / sp * 3600,
             "positions_per_s": positions / sp, "avg_length": actions / max(len(records), 1),
             "first_player_wins": wins0, "second_player_wins": wins1,
