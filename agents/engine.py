@@ -307,10 +307,10 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> EngineAgent:
         raise UnknownAgentError("agent engine: outside engines need a POSIX system")
     argv, opts = parse_spec(arg)
     find_program(argv[0])
+    nodes, timeout, grace = opts["nodes"], opts["timeout"], opts["grace"]
+    assert timeout is not None and grace is not None  # they have defaults
     return EngineAgent(argv, game, seed, movetime=opts["movetime"],
-                       nodes=None if opts["nodes"] is None else int(opts["nodes"]),
-                       timeout=float(opts["timeout"] or DEFAULTS["timeout"]),
-                       grace=float(opts["grace"] if opts["grace"] is not None else 1.0))
+                       nodes=None if nodes is None else int(nodes), timeout=timeout, grace=grace)
 
 
 def attach_log(agent: Agent, folder: Path, game_id: str, seat: int) -> str | None:

@@ -226,6 +226,20 @@ def test_misbehaving_engines_lose_with_the_reason(tmp_path: Path, marker: str) -
     assert [g["termination"] for g in games] == [r["termination"] for r in records]
 
 
+def test_engine_without_the_game_or_protocol_is_one_error(tmp_path: Path, marker: str,
+                                                          capsys) -> None:
+    assert main(["play", "ultima", "--agents", served("random", "loa"), "random"]) == 2
+    other = tmp_path / "protocol2.sh"
+    other.write_text("#!/bin/sh\nread line\necho 'protocol 2'\necho 'games loa'\necho ok\n"
+                     "cat >/dev/null\n")
+    other.chmod(0o755)
+    assert main(["play", "loa", "--agents", f"engine:{other}", "random"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2
+    assert "does not play ultima (it plays: loa)" in err[0]
+    assert "speaks protocol '2'; boardzoo speaks 1" in err[1]
+
+
 def test_play_prints_the_forfeit(marker: str, capsys) -> None:
     assert main(["play", "ultima", "--agents", "random", sh("illegal"), "--seed", "2"]) == 0
     out = capsys.readouterr().out
