@@ -24,6 +24,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
 
@@ -182,7 +183,7 @@ class EngineAgent(Agent):
         self._send(go, TIMEOUT)
         wait = self.timeout if self.move_time is None else self.move_time + self.grace
         self._info = {}
-        answer = self._expect("bestmove", TIMEOUT, wait).strip()
+        answer = self._expect("bestmove", TIMEOUT, wait)[2].strip()
         self.counters["moves"] += 1
         self.counters["seconds"] += time.perf_counter() - started
         if not answer:
@@ -229,12 +230,12 @@ class EngineAgent(Agent):
             self._proc = EngineProcess(self.argv, self.stderr_path)
         except OSError as exc:
             raise Forfeit(CRASHED, f"cannot start {self.argv[0]!r}: {exc.strerror}") from None
-        self._seeded = False
+        self._seeded, self.features = False, set()
         self._send(f"boardzoo {PROTOCOL_VERSION}", NO_ANSWER)
         fields: dict[str, str] = {}
+        deadline = time.monotonic() + self.timeout
         while True:
-            line = self._read(NO_ANSWER, time.monotonic() + self.timeout)
-            word, _, rest = line.strip().partition(" ")
+            word, _, rest = self._expect("", NO_ANSWER, self.timeout, "ok", deadline)
             if word == "ok":
                 break
             if word == "id" and rest.startswith("name "):
@@ -272,28 +273,30 @@ class EngineAgent(Agent):
         except EngineSilent as exc:
             self._forfeit(reason, str(exc))
 
-    def _expect(self, word: str, reason: str, seconds: float) -> str:
-        """Read lines until one starts with ``word``; return the rest of it (``info`` lines
-        on the way are kept for the game record)."""
-        deadline = time.monotonic() + seconds
+    def _expect(self, word: str, reason: str, seconds: float, awaited: str = "",
+                deadline: float | None = None) -> tuple[str, str, str]:
+        """Read lines until one starts with ``word`` (any line if ``word`` is empty); return
+        it split as ``(first word, " ", rest)``. ``info`` lines on the way are kept for the
+        game record; no such line by the deadline is a Forfeit for ``reason``."""
+        deadline = time.monotonic() + seconds if deadline is None else deadline
         while True:
             try:
                 line = self._read(reason, deadline)
             except Forfeit as exc:
                 if exc.reason == reason:  # say what was awaited
-                    raise Forfeit(reason, f"no {word!r} within {seconds:g}s") from None
+                    raise Forfeit(reason, f"no {awaited or word!r} within {seconds:g}s") from None
                 raise
-            first, _, rest = line.strip().partition(" ")
-            if first == word:
-                return rest
-            if first == "info":
-                self._info.update(parse_info(rest))
+            parts = line.strip().partition(" ")
+            if not word or parts[0] == word:
+                return parts
+            if parts[0] == "info":
+                self._info.update(parse_info(parts[2]))
 
     def _exit_text(self, what: str) -> str:
         status = self._proc.exit_status() if self._proc is not None else None
         return what + ("" if status is None else f" (exit status {status})")
 
-    def _forfeit(self, reason: str, detail: str) -> None:
+    def _forfeit(self, reason: str, detail: str) -> NoReturn:
         """End the process and raise the Forfeit that loses the game."""
         if self._proc is not None:
             self._proc.close(polite=reason != CRASHED)
