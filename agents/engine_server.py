@@ -31,6 +31,7 @@ class Server:
         self.agent: Agent | None = None
         self.state: GameState | None = None
         self.history: tuple[GameState, list[str]] | None = None
+        self.refused = False  # the last `position` was refused: `go` must not guess
 
     def say(self, line: str) -> None:
         """Write one line to the client and flush it (the client waits for whole lines)."""
@@ -82,6 +83,7 @@ class Server:
         self.say("readyok")
 
     def do_position(self, rest: str) -> None:
+        self.state, self.history, self.refused = None, None, True
         base, _, moves_text = rest.partition(" moves")
         kind, _, text = base.strip().partition(" ")
         cls = state_class(self._game())
@@ -95,13 +97,15 @@ class Server:
         first, moves = state, moves_text.split()
         for move in moves:
             state = state.apply(state.parse_move(move))
-        self.state, self.history = state, (first, moves)
+        self.state, self.history, self.refused = state, (first, moves), False
 
     def do_legal(self, rest: str) -> None:
         return None  # the served agent finds the legal moves itself
 
     def do_go(self, rest: str) -> None:
         limits = _limits(rest)
+        if self.refused:
+            raise UnknownAgentError("no position to move in: the last 'position' was refused")
         if self.agent is None:
             self.agent = make_agent(self.spec, self._game())
         state = self.state if self.state is not None else state_class(self._game()).start()

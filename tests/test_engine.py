@@ -127,7 +127,7 @@ def test_info_line_keeps_numbers_and_the_pv() -> None:
 def test_boardzoo_engine_answers_the_protocol_over_pipes(marker: str) -> None:
     script = ("boardzoo 1\ngame loa\nnewgame seed 3\nisready\nposition startpos moves b1-b3\n"
               "go movetime 5\nposition text 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0\n"
-              "go\nfly\nposition startpos moves b1-b2\ngame chess\nquit\nisready\n")
+              "go\nfly\nposition startpos moves b1-b2\ngo\ngame chess\nquit\nisready\n")
     out = subprocess.run([sys.executable, "-m", "boardzoo", "engine", "alphabeta:1",
                           "--game", "loa"], input=script, capture_output=True, text=True,
                          timeout=120, check=True).stdout.splitlines()
@@ -141,8 +141,9 @@ def test_boardzoo_engine_answers_the_protocol_over_pipes(marker: str) -> None:
     assert out[9].removeprefix("bestmove ") in state_class("loa").start().legal_move_strs()
     assert out[10] == "error unknown command 'fly'"
     assert out[11].startswith("error illegal move 'b1-b2'")
-    assert out[12].startswith("error this engine plays loa, not 'chess'")
-    assert len(out) == 13  # nothing after quit
+    assert out[12] == "error no position to move in: the last 'position' was refused"
+    assert out[13].startswith("error this engine plays loa, not 'chess'")
+    assert len(out) == 14  # nothing after quit
 
 
 def test_served_agent_plays_as_the_in_process_agent_with_the_same_seed() -> None:
