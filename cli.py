@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
-from boardzoo.agents import AGENT_FACTORIES, make_agent
+from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent
 from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
@@ -146,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_play)
 
     agent_commands.register(sub)
+    engine_server.register(sub)
     training_commands.register(sub)
     return parser
 

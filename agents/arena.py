@@ -10,10 +10,13 @@ object per line, flushed and fsynced) by the parent process only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import multiprocessing
 import os
+import signal
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,10 +26,13 @@ from boardzoo.envs.core.registry import state_class
 
 from .base import INTERACTIVE_KINDS, check_spec, make_agent
 from .distributed import check_backend, ray_games
+from .engine import attach_log
 from .play import play_from
 from .threads import one_torch_thread
 
 GAMES_FILE = "games.jsonl"
+#: Folder (beside games.jsonl) of the outside engines' stderr logs, one file per engine a game.
+ENGINE_LOGS = "engine_logs"
 CONFIG_FILE = "tournament.json"
 DEFAULT_MAX_PLIES = 1000  # safety net only: every boardzoo game has its own draw rules
 
@@ -74,25 +80,35 @@ def schedule(agents: Sequence[str], games_per_pair: int, seed: int = 0) -> list[
 
 
 def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
-              opening_moves: int = 0) -> dict:
+              opening_moves: int = 0, log_dir: Path | None = None) -> dict:
     """Play one game and return its record (the games.jsonl line as a dict).
 
     The first ``opening_moves`` moves are uniformly random, drawn from the pairing's
-    ``opening_seed`` (two games with the same one open alike)."""
+    ``opening_seed`` (two games with the same one open alike). Outside engines write their
+    stderr to logs in ``log_dir`` (None: to this process's stderr)."""
     cls = game_class(game)
     players = [make_agent(pairing.first, cls.name, pairing.seed),
                make_agent(pairing.second, cls.name, pairing.seed + 1)]
+    logs = ([attach_log(p, log_dir, pairing.id, i) for i, p in enumerate(players)]
+            if log_dir is not None else [None, None])
     opening_seed = pairing.seed if pairing.opening_seed is None else pairing.opening_seed
     record = play_from(cls.start(), players, max_moves=max_plies, opening_moves=opening_moves,
                        opening_seed=opening_seed)
     w = record["winner"]
+    forfeit = record["forfeit"]
+    extra = {key: record[key] for key in ("move_info",) if key in record}
+    if forfeit is not None:
+        extra["forfeit"] = forfeit
+    if any(logs):
+        extra["logs"] = [f"{ENGINE_LOGS}/{name}" if name else None for name in logs]
     return {
         "id": pairing.id,
         "game": cls.name,
         "players": [pairing.first, pairing.second],
         "scores": record["scores"],
         "result": {None: "1/2-1/2", 0: "1-0", 1: "0-1"}[w],
-        "termination": "rules" if record["terminated"] else "max_plies",
+        "termination": (forfeit["reason"] if forfeit is not None
+                        else "rules" if record["terminated"] else "max_plies"),
         "moves": record["moves"],
         "seed": pairing.seed,
         "plies": record["plies"],
@@ -100,17 +116,24 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
         "think_seconds": record["think_seconds"],
         "move_seconds": record["move_seconds"],
         "agent_stats": [p.stats() for p in players],
+        **extra,
     }
 
 
 def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
-                        opening_moves: int = 0) -> dict:
+                        opening_moves: int = 0, log_dir: Path | None = None) -> dict:
     """:func:`play_game` in a worker process the arena owns (one torch thread)."""
     one_torch_thread()
-    return play_game(game, pairing, max_plies, opening_moves)
+    return play_game(game, pairing, max_plies, opening_moves, log_dir)
 
 
-def _play_task(task: tuple[GameRef, Pairing, int, int]) -> dict:
+def _exit_on_sigterm() -> None:
+    """In a worker: turn SIGTERM (Pool.terminate, after a Ctrl-C) into SystemExit, so that the
+    worker's clean-up runs and ends any outside engine it started."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
+def _play_task(task: tuple[GameRef, Pairing, int, int, Path | None]) -> dict:
     return play_game_in_worker(*task)
 
 
@@ -232,17 +255,18 @@ def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[
 
 
 def run_games(game: GameRef, tasks: list[Pairing], workers: int,
-              max_plies: int, opening_moves: int = 0) -> Iterator[dict]:
+              max_plies: int, opening_moves: int = 0,
+              log_dir: Path | None = None) -> Iterator[dict]:
     """Yield finished game records (in finishing order) from ``workers`` processes."""
     if workers <= 1:
         for p in tasks:
-            yield play_game(game, p, max_plies, opening_moves)
+            yield play_game(game, p, max_plies, opening_moves, log_dir)
         return
     # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(workers) as pool:
-        yield from pool.imap_unordered(_play_task,
-                                       [(game, p, max_plies, opening_moves) for p in tasks])
+    with ctx.Pool(workers, initializer=_exit_on_sigterm) as pool:
+        yield from pool.imap_unordered(
+            _play_task, [(game, p, max_plies, opening_moves, log_dir) for p in tasks])
 
 
 
@@ -269,9 +293,11 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     todo = [p for p in plan if p.id not in finished]
     if stop_after is not None:
         todo = todo[:stop_after]
-    games = (ray_games(game, todo, max_plies, address, workers, play=play_game_in_worker)
+    logs = out.resolve() / ENGINE_LOGS
+    games = (ray_games(game, todo, max_plies, address, workers,
+                       play=functools.partial(play_game_in_worker, log_dir=logs))
              if backend == "ray"
-             else run_games(game, todo, workers, max_plies))
+             else run_games(game, todo, workers, max_plies, log_dir=logs))
     bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)
     try:
         for record in games:

@@ -1,7 +1,8 @@
 """The one agent interface shared by every game, and the spec-string factory.
 
 Agents are built from spec strings (``random``, ``greedy``, ``mcts:400``,
-``alphabeta:3``, ``alphabeta:t=0.5s``, ``human``, ``gui``, ``checkpoint:PATH``) by
+``alphabeta:3``, ``alphabeta:t=0.5s``, ``human``, ``gui``, ``checkpoint:PATH``,
+``engine:COMMAND``) by
 :func:`make_agent`. Each kind maps to a factory ``factory(arg, game, seed)`` in
 :data:`AGENT_FACTORIES`; other packages add kinds with :func:`register_agent`.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import importlib
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from boardzoo.envs.core.game import BoardzooError, GameState, Move
@@ -19,6 +20,16 @@ from boardzoo.envs.core.game import BoardzooError, GameState, Move
 
 class UnknownAgentError(BoardzooError):
     """An agent spec that names no known agent or has bad parameters."""
+
+
+class Forfeit(BoardzooError):
+    """Raised by ``select_move`` (or ``reset``) of an agent that loses the game by misbehaving
+    (an outside engine that crashed, answered an illegal move, ...); the game loop scores it
+    as a loss with ``reason`` (docs/arena.md lists the reasons)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail
 
 
 class Agent(ABC):
@@ -42,6 +53,15 @@ class Agent(ABC):
     def finish(self, state: GameState) -> None:
         """See the final position of a game ``play_from`` played (a window shows it)."""
         return None  # only agents that show the game to a person look
+
+    def see_game(self, first: GameState, moves: Sequence[str]) -> None:
+        """Learn the game so far (its first position and canonical moves) before
+        ``select_move``; an outside engine passes them on, other agents need only the state."""
+        return None
+
+    def move_info(self) -> dict[str, float | int | str]:
+        """Return what the agent said about its last move (an engine's depth, score), or {}."""
+        return {}
 
 
 class RandomAgent(Agent):
@@ -92,6 +112,7 @@ AGENT_FACTORIES: dict[str, AgentFactory] = {
     "openspiel_mcts": LazyFactory(f"{__package__}.openspiel_bots", "mcts_agent", "openspiel"),
     "sb3": LazyFactory(f"{__package__}.sb3_policy", "from_spec", "sb3"),
     "rllib": LazyFactory(f"{__package__}.rllib_support", "from_spec", "rllib"),
+    "engine": LazyFactory(f"{__package__}.engine", "from_spec"),
 }
 #: Kinds that wait for a person; automatic matches (evaluation baselines) refuse them.
 INTERACTIVE_KINDS = frozenset({"human", "gui"})

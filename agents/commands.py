@@ -12,6 +12,7 @@ from boardzoo.envs.core.game import BoardzooError
 
 from . import report, viewer_commands
 from .arena import DEFAULT_MAX_PLIES, GAMES_FILE, ArenaError, read_games, run_tournament
+from .engine import split_options
 from .threads import one_torch_thread
 from .viewer import HTML_FILE, write_html
 
@@ -21,9 +22,10 @@ def agents_list(text: str) -> list[str]:
 
     A comma-separated piece that is ``key=value`` with no ``kind:`` before it is an option
     of the spec before it (agent kinds never contain ``=``), so specs keep their options.
+    Commas inside quotes do not split (``engine:./eng "--opts=a,b",movetime=1``).
     """
     specs: list[str] = []
-    for piece in (p.strip() for p in text.split(",")):
+    for piece in (p.strip() for p in split_options(text)):
         if not piece:
             continue
         colon, eq = piece.find(":"), piece.find("=")

@@ -14,7 +14,7 @@ from typing import Any
 from boardzoo.envs.core.game import GameState
 from boardzoo.envs.core.registry import load_state
 
-from .base import Agent
+from .base import Agent, Forfeit
 
 
 def play_from(
@@ -33,28 +33,46 @@ def play_from(
     (1, 0.5 or 0, same order), ``winner`` (0, 1 or None), ``terminated`` (False when
     ``max_moves`` stopped it), ``result``, ``moves`` (canonical), ``plies``, ``seconds``,
     ``think_seconds`` (per agent), ``move_seconds`` (per ply; 0 for a random opening move)
-    and ``final_position``.
+    and ``final_position``. An agent that raises :class:`~.base.Forfeit` loses: ``forfeit``
+    is then ``{"player", "reason", "detail"}`` (else None). ``move_info`` (per ply, None where
+    the agent said nothing) is there when some agent reported on its moves.
     """
-    for agent in agents:
-        agent.reset()
+    forfeit: dict[str, Any] | None = None
+    for i, agent in enumerate(agents):
+        try:
+            agent.reset()
+        except Forfeit as exc:
+            forfeit = forfeit or {"player": i, "reason": exc.reason, "detail": exc.detail}
+    first = state
     opening = random.Random(opening_seed)
     moves: list[str] = []
+    infos: list[dict[str, Any] | None] = []
     think = [0.0, 0.0]
     move_seconds: list[float] = []  # per ply: what a replay shows next to each move
     started = time.perf_counter()
     if show:
         print(state.render_text())
-    while not state.is_terminal() and (max_moves is None or len(moves) < max_moves):
+    while (forfeit is None and not state.is_terminal()
+           and (max_moves is None or len(moves) < max_moves)):
         side = state.to_move
         t0 = time.perf_counter()
+        info = None
         if len(moves) < opening_moves:
             move = opening.choice(list(state.legal_moves()))
             move_seconds.append(0.0)
         else:
-            move = agents[side].select_move(state)
+            agents[side].see_game(first, moves)
+            try:
+                move = agents[side].select_move(state)
+            except Forfeit as exc:
+                forfeit = {"player": side, "reason": exc.reason, "detail": exc.detail}
             spent = time.perf_counter() - t0
             think[side] += spent
+            if forfeit is not None:
+                break
             move_seconds.append(round(spent, 4))
+            info = agents[side].move_info() or None
+        infos.append(info)
         moves.append(state.move_to_str(move))
         state = state.apply(move)
         if show:
@@ -63,19 +81,28 @@ def play_from(
         agent.finish(state)
     terminated = state.is_terminal()
     winner = state.winner() if terminated else None
+    result = state.result() if terminated else "unfinished (max moves)"
+    if forfeit is not None:
+        winner = 1 - forfeit["player"]
+        why = ": ".join(t for t in (forfeit["reason"], forfeit["detail"]) if t)
+        result = (f"{state.player_names[winner]} wins: "
+                  f"{state.player_names[forfeit['player']]} forfeits ({why})")
+    extra = {"move_info": infos} if any(infos) else {}
     return {
         "players": [a.spec for a in agents],
         "player_names": list(state.player_names),
         "scores": [0.5, 0.5] if winner is None else [1.0 - winner, float(winner)],
         "winner": winner,
         "terminated": terminated,
-        "result": state.result() if terminated else "unfinished (max moves)",
+        "forfeit": forfeit,
+        "result": result,
         "moves": moves,
         "plies": len(moves),
         "seconds": round(time.perf_counter() - started, 4),
         "think_seconds": [round(t, 4) for t in think],
         "move_seconds": move_seconds,
         "final_position": state.to_text(),
+        **extra,
     }
 
 

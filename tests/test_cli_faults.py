@@ -165,7 +165,8 @@ def test_help_texts(capsys):
     with pytest.raises(SystemExit):
         main(["play", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "kinds: alphabeta, checkpoint, greedy, gui, human, mcts, openspiel_mcts, random" in out
+    assert ("kinds: alphabeta, checkpoint, engine, greedy, gui, human, mcts, openspiel_mcts, "
+            "random") in out
 
 
 def test_negative_max_moves_and_checkpoint_folder(capsys, tmp_path):

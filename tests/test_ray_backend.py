@@ -195,3 +195,18 @@ def test_train_cli_rejects_a_ray_address_without_the_ray_backend(tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "selfplay.ray_address" in err[0], err
     assert not (tmp_path / "o").exists()
+
+
+def test_ray_tournament_with_an_outside_engine_equals_local(ray_local, tmp_path):
+    """`engine:` agents run in Ray workers too, with their stderr logs in the tournament folder."""
+    if os.name != "posix":
+        pytest.skip("outside engines need POSIX")
+    agents = ["random", f"engine:{TESTS / 'engines' / 'first_legal.sh'}"]
+    local = run_tournament("loa", agents, 2, tmp_path / "local", seed=2, max_plies=30,
+                           progress=False)
+    remote = run_tournament("loa", agents, 2, tmp_path / "ray", seed=2, max_plies=30,
+                            progress=False, backend="ray")
+    assert same_games(remote) == same_games(local)
+    assert all("forfeit" not in r for r in remote)
+    logs = [tmp_path / "ray" / r["logs"][r["players"].index(agents[1])] for r in remote]
+    assert all(log.read_text().startswith("first legal move: ") for log in logs)

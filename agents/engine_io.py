@@ -1,0 +1,183 @@
+"""An outside engine process: started in its own process group, read and written with deadlines,
+and always ended (quit, then SIGTERM, then SIGKILL to the whole group).
+
+Nothing here blocks without a deadline: reads wait in ``select`` and writes go through a
+non-blocking pipe, so a silent engine, or one that stops reading its input, cannot hang the
+arena. Every started process is also ended when its owner is garbage-collected, at
+interpreter exit, and (Linux) by the kernel when the starting process dies
+(``PR_SET_PDEATHSIG``), so no engine outlives an interrupted tournament.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+#: Longest line an engine may send; a longer one is dropped (why: a runaway engine must not
+#: fill the arena's memory).
+MAX_LINE = 1 << 20
+#: Seconds an engine is given to exit after ``quit``, and again after SIGTERM.
+QUIT_WAIT = 1.0
+
+
+class EngineClosed(Exception):
+    """The engine's output ended (it exited or closed its stdout) or its input is closed."""
+
+
+class EngineSilent(Exception):
+    """The engine did not answer (or read its input) before the deadline."""
+
+
+def _libc_prctl():  # noqa: ANN202 - a ctypes function or None
+    """Return libc's prctl on Linux (looked up here: the child must not load libraries)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _libc_prctl()
+
+
+def _pdeathsig() -> None:
+    """In the child before exec (Linux): die with SIGKILL when the parent dies."""
+    _PRCTL(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG; best effort, its result is not needed
+
+
+class EngineProcess:
+    """One running engine: ``send`` a line, ``read_line`` with a deadline, ``close``."""
+
+    def __init__(self, argv: Sequence[str], stderr_path: Path | None = None) -> None:
+        self.argv = list(argv)
+        log = open(stderr_path, "ab") if stderr_path is not None else None  # noqa: SIM115
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                start_new_session=True,  # its own group: one signal reaches its children too
+                preexec_fn=_pdeathsig if _PRCTL is not None else None)
+        finally:
+            if log is not None:
+                log.close()  # the child has its own copy of the descriptor
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        os.set_blocking(self._in, False)
+        self._buffer = b""
+        self._eof = False
+        # why a finalizer that holds the Popen, not self: it must run when self is collected
+        self._finalizer = weakref.finalize(self, _end, self.proc)
+
+    @property
+    def pid(self) -> int:
+        """The engine's process id (also its process group id)."""
+        return self.proc.pid
+
+    def send(self, line: str, deadline: float) -> None:
+        """Write one line; EngineClosed if the engine's input is closed, EngineSilent if it
+        does not read it before ``deadline`` (time.monotonic())."""
+        data = (line + "\n").encode()
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise EngineSilent("it stopped reading its input")
+            try:
+                _, writable, _ = select.select([], [self._in], [], left)
+                if writable:
+                    data = data[os.write(self._in, data):]
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
+                raise EngineClosed(f"its input is closed ({type(exc).__name__})") from None
+
+    def read_line(self, deadline: float) -> str:
+        """Return the next line (without its end); EngineClosed at the end of its output,
+        EngineSilent when no whole line came before ``deadline``."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line, self._buffer = self._buffer[:end], self._buffer[end + 1:]
+                return line.decode("utf-8", "replace").rstrip("\r")
+            if self._eof:
+                raise EngineClosed("its output ended")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise EngineSilent("no answer in time")
+            readable, _, _ = select.select([self._out], [], [], left)
+            if not readable:
+                continue
+            chunk = os.read(self._out, 65536)
+            if not chunk:
+                self._eof = True
+            self._buffer += chunk
+            if len(self._buffer) > MAX_LINE and b"\n" not in self._buffer:
+                self._buffer = b""  # a runaway line: drop it rather than grow without end
+
+    def exit_status(self, wait: float = 0.2) -> int | None:
+        """Return the exit status if the engine exits within ``wait`` seconds, else None."""
+        try:
+            return self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self, polite: bool = True) -> None:
+        """End the engine: ``quit`` (if ``polite``), then SIGTERM, then SIGKILL to its group."""
+        if polite and self.proc.poll() is None:
+            try:
+                self.send("quit", time.monotonic() + 0.2)
+            except (EngineClosed, EngineSilent):
+                pass
+        self._finalizer()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # nothing left in the group
+
+
+def _wait_exit(proc: subprocess.Popen, seconds: float) -> bool:
+    """Wait up to ``seconds`` for ``proc`` to exit, without reaping it; True if it exited.
+
+    Why not reaped: while the leader is a zombie its process-group id cannot be reused, so
+    the final SIGKILL to the group can only reach the engine's own leftovers."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:
+            return True  # already reaped
+        except (AttributeError, OSError):  # no waitid: reap instead
+            return proc.poll() is not None
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Make sure ``proc`` and everything in its process group have ended; reap it."""
+    for stream in (proc.stdin, proc.stdout):
+        try:
+            if stream is not None:
+                stream.close()  # EOF on its input: a well-behaved engine quits
+        except OSError:
+            pass
+    pgid = proc.pid
+    if proc.returncode is None and not _wait_exit(proc, QUIT_WAIT):
+        _signal_group(pgid, signal.SIGTERM)
+        _wait_exit(proc, QUIT_WAIT)
+    _signal_group(pgid, signal.SIGKILL)  # what is left: the engine or its own children
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        pass

@@ -1,0 +1,288 @@
+"""Outside engines over the engine protocol: `engine:` specs, `boardzoo engine`, real processes.
+
+Every test here starts real programs (a POSIX shell engine in tests/engines/, boardzoo
+itself as `python -m boardzoo engine`) and checks that none is left running afterwards:
+each test's processes carry a unique environment marker, and /proc is searched for it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from boardzoo.agents.arena import (
+    ENGINE_LOGS,
+    GAMES_FILE,
+    Pairing,
+    play_game,
+    read_games,
+    run_tournament,
+)
+from boardzoo.agents.base import UnknownAgentError, make_agent
+from boardzoo.agents.commands import agents_list
+from boardzoo.agents.engine import CRASHED, ILLEGAL, NO_ANSWER, TIMEOUT, parse_info, parse_spec
+from boardzoo.agents.engine_server import serve
+from boardzoo.cli import main
+from boardzoo.envs.core.registry import state_class
+
+pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/proc/self/environ").exists(),
+                                reason="outside engines need POSIX; the checks read /proc")
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SH = TESTS / "engines" / "first_legal.sh"
+PY = shlex.quote(sys.executable)
+
+
+def served(spec: str, game: str = "loa") -> str:
+    """The spec of boardzoo serving ``spec`` as an outside engine."""
+    return f"engine:{PY} -m boardzoo engine {shlex.quote(spec)} --game {game}"
+
+
+def sh(mode: str = "play", options: str = "") -> str:
+    """The spec of the shell engine in ``mode`` (tests/engines/first_legal.sh)."""
+    return f"engine:{SH} {mode}" + (f",{options}" if options else "")
+
+
+@pytest.fixture
+def marker(monkeypatch) -> str:
+    """A value in every child process's environment; the test fails if one outlives it."""
+    value = uuid.uuid4().hex
+    monkeypatch.setenv("BOARDZOO_ENGINE_TEST", value)
+    yield value
+    assert leftovers(value) == [], "engine processes were left running"
+
+
+def leftovers(value: str, wait: float = 3.0) -> list[str]:
+    """Return the command lines of live processes whose environment holds ``value``."""
+    needle = f"BOARDZOO_ENGINE_TEST={value}".encode()
+    deadline = time.monotonic() + wait
+    while True:
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit() or int(proc.name) == os.getpid():
+                continue
+            try:
+                if needle in (proc / "environ").read_bytes():
+                    status = (proc / "status").read_text()
+                    if "\nState:\tZ" not in status:  # a zombie is already gone
+                        found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ")
+                                     .decode(errors="replace"))
+            except OSError:
+                continue  # ended meanwhile, or not ours
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def replay_legal(record: dict) -> None:
+    """Replay a record's moves on the rules engine; each must be exactly a legal move's text."""
+    state = state_class(record["game"]).start()
+    for move in record["moves"]:
+        assert move in state.legal_move_strs()
+        state = state.apply(state.parse_move(move))
+
+
+# -- specs ------------------------------------------------------------------------------------
+def test_spec_splits_command_and_options_with_shell_quoting() -> None:
+    argv, opts = parse_spec("'./my engine' --hash 64 \"--list=a,b\",movetime=0.5s,nodes=100")
+    assert argv == ["./my engine", "--hash", "64", "--list=a,b"]
+    assert opts["movetime"] == 0.5 and opts["nodes"] == 100 and opts["timeout"] == 30.0
+    assert agents_list(f"random,engine:{SH} \"a,b\",movetime=1,mcts:5,c=2") == [
+        "random", f"engine:{SH} \"a,b\",movetime=1", "mcts:5,c=2"]
+
+
+@pytest.mark.parametrize(("arg", "message"), [
+    ("", "needs a command"),
+    ("'./unclosed", "quotation"),
+    (f"{SH},depth=3", "unknown option 'depth=3'"),
+    (f"{SH},movetime=0", "movetime must be positive"),
+    (f"{SH},nodes=1.5", "nodes must be a number"),
+    ("/no/such/engine", "not an executable file"),
+    ("no-such-engine-xyz", "not found on PATH"),
+])
+def test_bad_engine_spec_is_one_clear_error(arg: str, message: str, capsys) -> None:
+    with pytest.raises(UnknownAgentError, match=message):
+        make_agent(f"engine:{arg}", "loa", 0)
+    assert main(["play", "loa", "--agents", f"engine:{arg}", "random"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("boardzoo: error: ") and message in err[0]
+
+
+def test_info_line_keeps_numbers_and_the_pv() -> None:
+    assert parse_info("depth 3 score -0.25 nodes 812 pv b1-b3 h2-f2") == {
+        "depth": 3, "score": -0.25, "nodes": 812, "pv": "b1-b3 h2-f2"}
+
+
+# -- boardzoo engine: the server --------------------------------------------------------------
+def test_boardzoo_engine_answers_the_protocol_over_pipes(marker: str) -> None:
+    script = ("boardzoo 1\ngame loa\nnewgame seed 3\nisready\nposition startpos moves b1-b3\n"
+              "go movetime 5\nposition text 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0\n"
+              "go\nfly\nposition startpos moves b1-b2\ngo\ngame chess\nquit\nisready\n")
+    out = subprocess.run([sys.executable, "-m", "boardzoo", "engine", "alphabeta:1",
+                          "--game", "loa"], input=script, capture_output=True, text=True,
+                         timeout=120, check=True).stdout.splitlines()
+    assert out[:5] == ["id name boardzoo alphabeta:1", "id author boardzoo", "protocol 1",
+                       "games loa", "ok"]
+    assert out[5] == "readyok"
+    after_b1b3 = state_class("loa").start()
+    after_b1b3 = after_b1b3.apply(after_b1b3.parse_move("b1-b3"))
+    assert out[6].startswith("info depth 1 score ")
+    assert out[7].removeprefix("bestmove ") in after_b1b3.legal_move_strs()
+    assert out[9].removeprefix("bestmove ") in state_class("loa").start().legal_move_strs()
+    assert out[10] == "error unknown command 'fly'"
+    assert out[11].startswith("error illegal move 'b1-b2'")
+    assert out[12] == "error no position to move in: the last 'position' was refused"
+    assert out[13].startswith("error this engine plays loa, not 'chess'")
+    assert len(out) == 14  # nothing after quit
+
+
+def test_served_agent_plays_as_the_in_process_agent_with_the_same_seed() -> None:
+    start = state_class("ultima").start()
+    moves = ["a2a3", "h7h6"]
+    state = start
+    for m in moves:
+        state = state.apply(state.parse_move(m))
+    commands = f"game ultima\nnewgame seed 11\nposition startpos moves {' '.join(moves)}\ngo\n"
+    out = io.StringIO()
+    serve("mcts:30", ["loa", "ultima"], io.StringIO(commands), out)
+    agent = make_agent("mcts:30", "ultima", 11)
+    agent.reset()
+    expected = state.move_to_str(agent.select_move(state))
+    assert out.getvalue().splitlines()[-1] == f"bestmove {expected}"
+
+
+def test_boardzoo_engine_refuses_a_person_and_a_bad_spec(capsys) -> None:
+    assert main(["engine", "human", "--game", "loa"]) == 2
+    assert main(["engine", "mcts:abc", "--game", "loa"]) == 2
+    assert main(["engine", "random", "--game", "chess"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and all(line.startswith("boardzoo: error: ") for line in err)
+    assert "waits for a person" in err[0] and "mcts" in err[1] and "chess" in err[2]
+
+
+# -- real processes in the arena --------------------------------------------------------------
+def test_two_boardzoo_engines_give_the_in_process_records(tmp_path: Path, marker: str) -> None:
+    inside = ["mcts:8", "alphabeta:1"]
+    outside = [served(spec) for spec in inside]
+    records = run_tournament("loa", outside, 2, tmp_path, seed=5, max_plies=12, progress=False)
+    assert len(records) == 2
+    for rec in records:
+        first, second = (inside[outside.index(p)] for p in rec["players"])
+        twin = play_game("loa", Pairing("twin", first, second, rec["seed"]), max_plies=12)
+        assert (rec["moves"], rec["scores"]) == (twin["moves"], twin["scores"])
+        assert rec["termination"] == twin["termination"]
+        seat = rec["players"].index(outside[1])  # alpha-beta reports its depth and score
+        info = [rec["move_info"][i] for i in range(seat, rec["plies"], 2)]
+        assert all(i["depth"] == 1 and isinstance(i["score"], (int, float)) for i in info)
+        assert [bool(i) for i in rec["move_info"][1 - seat::2]] == [True] * len(
+            rec["move_info"][1 - seat::2])  # MCTS: nodes and time
+
+
+def test_shell_engine_plays_a_legal_game_with_its_stderr_logged(tmp_path: Path,
+                                                               marker: str) -> None:
+    records = run_tournament("whistling", [sh(), "random"], 2, tmp_path, seed=1, max_plies=30,
+                             progress=False)
+    assert [r["termination"] for r in records] != []
+    for rec in records:
+        assert "forfeit" not in rec and rec["plies"] > 10
+        replay_legal(rec)
+        seat = rec["players"].index(sh())
+        log = tmp_path / rec["logs"][seat]
+        assert rec["logs"][1 - seat] is None and log.parent.name == ENGINE_LOGS
+        lines = log.read_text().splitlines()
+        assert lines[0] == f"first legal move: {rec['moves'][seat]}"
+        assert all(rec["move_info"][i] == {"depth": 0, "nodes": 1}
+                   for i in range(seat, rec["plies"], 2))
+
+
+def test_misbehaving_engines_lose_with_the_reason(tmp_path: Path, marker: str) -> None:
+    reasons = {"crash": CRASHED, "illegal": ILLEGAL, "silent": NO_ANSWER, "slow": TIMEOUT}
+    specs = {sh(mode, "timeout=1,movetime=0.2,grace=0.3"): why for mode, why in reasons.items()}
+    started = time.monotonic()
+    records = run_tournament("loa", ["random", *specs], 1, tmp_path, max_plies=20,
+                             progress=False)
+    assert time.monotonic() - started < 60  # nothing waited for long
+    assert len(records) == 10
+    for rec in records:
+        assert rec["forfeit"]["reason"] == specs[rec["players"][rec["forfeit"]["player"]]]
+        assert rec["termination"] == rec["forfeit"]["reason"]
+        loser = rec["forfeit"]["player"]
+        assert rec["scores"][loser] == 0.0 and rec["scores"][1 - loser] == 1.0
+        assert rec["result"] == ("0-1" if loser == 0 else "1-0")
+    crash = next(r for r in records if r["players"] == ["random", sh(
+        "crash", "timeout=1,movetime=0.2,grace=0.3")])
+    assert "exit status 3" in crash["forfeit"]["detail"]
+    assert (tmp_path / crash["logs"][1]).read_text().startswith("first legal move: ")
+    games = read_games(tmp_path / GAMES_FILE)
+    assert [g["termination"] for g in games] == [r["termination"] for r in records]
+
+
+def test_engine_without_the_game_or_protocol_is_one_error(tmp_path: Path, marker: str,
+                                                          capsys) -> None:
+    assert main(["play", "ultima", "--agents", served("random", "loa"), "random"]) == 2
+    other = tmp_path / "protocol2.sh"
+    other.write_text("#!/bin/sh\nread line\necho 'protocol 2'\necho 'games loa'\necho ok\n"
+                     "cat >/dev/null\n")
+    other.chmod(0o755)
+    assert main(["play", "loa", "--agents", f"engine:{other}", "random"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2
+    assert "does not play ultima (it plays: loa)" in err[0]
+    assert "speaks protocol '2'; boardzoo speaks 1" in err[1]
+
+
+def test_play_prints_the_forfeit(marker: str, capsys) -> None:
+    assert main(["play", "ultima", "--agents", "random", sh("illegal"), "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "white wins: black forfeits (illegal move: bestmove z9-z10:" in out
+
+
+def test_training_evaluation_plays_an_engine_baseline(marker: str) -> None:
+    from boardzoo.training.config import from_dict
+    from boardzoo.training.evaluate import match, spec_factory
+
+    cfg = from_dict({"game": "loa", "eval": {"baselines": [sh("crash"), "random"]}})
+    assert cfg.eval.baselines[0] == sh("crash")
+    result = match("loa", spec_factory("random", "loa"), spec_factory(sh("crash"), "loa"),
+                   2, seed=0, opening_moves=0)
+    assert result["wins"] == 2  # the crashing engine loses both colours
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_and_resume_leave_no_engine_behind(tmp_path: Path, marker: str,
+                                                  monkeypatch, workers: int) -> None:
+    hold = tmp_path / "hold"
+    hold.touch()
+    monkeypatch.setenv("BOARDZOO_ENGINE_HOLD", str(hold))  # the engine waits while it exists
+    out = tmp_path / "arena"
+    cmd = [sys.executable, "-m", "boardzoo", "tournament", "--game", "loa", "--agent", "random",
+           "--agent", sh("hold"), "--games-per-pair", "2", "--max-plies", "6", "--out",
+           str(out), "--no-progress", "--no-png", "--no-html", "--workers", str(workers)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        logs = out / ENGINE_LOGS
+        while not (logs.is_dir() and any("first legal" in p.read_text() for p in logs.iterdir())):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)  # the engine is thinking (held): interrupt the arena
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "--resume" in err
+    assert leftovers(marker) == []
+    hold.unlink()
+    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    games = read_games(out / GAMES_FILE)
+    assert len(games) == 2 and all("forfeit" not in g for g in games)
