@@ -21,7 +21,7 @@ LOA_START = load_vector("loa", "start.json")
 
 
 def load_example(name: str) -> ModuleType:
-    """Import training/examples/<name>.py by path (the folder is not a package)."""
+    """Import training/examples/<name>.py by path, as a script (not as the package module)."""
     path = EXAMPLES / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"boardzoo_example_{name}", path)
     module = importlib.util.module_from_spec(spec)

@@ -217,7 +217,7 @@ def test_missing_extra_gives_install_hint(monkeypatch):
 
 
 def test_example_runs(capsys):
-    path = REPO / "docs" / "examples" / "openspiel_mcts.py"
+    path = REPO / "training" / "examples" / "openspiel_mcts.py"
     spec = importlib.util.spec_from_file_location("boardzoo_example_openspiel_mcts", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)

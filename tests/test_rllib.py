@@ -33,7 +33,7 @@ TINY = ["--iterations", "2", "--batch", "160", "--minibatch", "64", "--epochs", 
 
 
 def load_example() -> ModuleType:
-    """Import training/examples/rllib_ppo_selfplay.py by path (the folder is not a package)."""
+    """Import training/examples/rllib_ppo_selfplay.py by path, as a script."""
     path = REPO / "training" / "examples" / "rllib_ppo_selfplay.py"
     spec = importlib.util.spec_from_file_location("boardzoo_example_rllib", path)
     module = importlib.util.module_from_spec(spec)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import configfiles
+
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Run (or resume) a self-play training run."""
@@ -14,11 +16,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     overrides = list(args.set or [])
     config_path = args.config
     out = Path(args.out) if args.out else None
+    source = config_path
     if config_path is None:
         if not (args.resume and out is not None):
-            raise ConfigError("train needs --config FILE (or --resume --out RUN to continue a "
-                              "run with the config it was started with)")
-        config_path = str(out / "config.yaml")
+            raise ConfigError("train needs --config FILE or NAME (or --resume --out RUN to "
+                              "continue a run with the config it was started with)")
+        config_path = source = str(out / "config.yaml")
+    else:
+        path, shipped = configfiles.resolve_config(config_path)
+        config_path = str(path)
+        if shipped:
+            source = f"the shipped config {args.config}"
     # a run's own config.yaml may come from an older boardzoo: its keys are migrated
     cfg = load_config(config_path, overrides, saved=args.config is None)
     if args.init_from and args.resume:
@@ -36,7 +44,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         torch.set_num_threads(cfg.threads)
 
     trainer = Trainer(cfg, out, resume=args.resume, progress=not args.quiet, echo=not args.quiet,
-                      config_source=config_path + "".join(f" --set {o}" for o in overrides),
+                      config_source=source + "".join(f" --set {o}" for o in overrides),
                       init_from=args.init_from)
     print(f"training {cfg.game} into {out}/ ({cfg.iterations} iterations"
           + (f", at most {cfg.time_limit_minutes:g} min" if cfg.time_limit_minutes else "")
@@ -97,7 +105,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("train", help="AlphaZero-style self-play training")
-    p.add_argument("--config", metavar="FILE", help="YAML config (e.g. configs/loa.yaml)")
+    p.add_argument("--config", metavar="FILE|NAME",
+                   help="YAML config file, or a shipped config's name: loa, ultima, whistling, "
+                        "tiny (boardzoo config list); a file that exists wins")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out (default runs/<config name>)")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/<config name>)")
@@ -108,6 +118,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="start a new run from this model file's weights (a run's best.pt, "
                         "boardzoo.training.distill's output); its model config must match")
     p.set_defaults(func=cmd_train)
+
+    configfiles.register(subparsers)
 
     p = subparsers.add_parser("plot", help="draw a training run's learning curves to PNG")
     p.add_argument("run", metavar="RUN", help="run folder (e.g. runs/loa)")

@@ -1,7 +1,7 @@
 """RLlib PPO learns a boardzoo game by self-play, with action masking (Ray's new API stack).
 
-    python training/examples/rllib_ppo_selfplay.py --iterations 30 --eval-games 40
-    python training/examples/rllib_ppo_selfplay.py --vs-random 0.5 --out runs/rllib_loa
+    python -m boardzoo.training.examples.rllib_ppo_selfplay --iterations 30 --eval-games 40
+    python -m boardzoo.training.examples.rllib_ppo_selfplay --vs-random 0.5 --out runs/rllib_loa
 
 One module (``main``, :class:`~boardzoo.agents.rllib_support.MaskedPlanesModule`)
 plays both seats of RLlib's ``PettingZooEnv`` around the AEC env; with

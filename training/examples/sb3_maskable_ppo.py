@@ -1,8 +1,8 @@
 """MaskablePPO (sb3-contrib) learns Lines of Action against a boardzoo agent.
 
-    python training/examples/sb3_maskable_ppo.py --timesteps 80000 --eval-games 200
-    python training/examples/sb3_maskable_ppo.py --opponent mcts:20 --out runs/ppo_loa.zip
-    python training/examples/sb3_maskable_ppo.py --self-play --timesteps 120000
+    python -m boardzoo.training.examples.sb3_maskable_ppo --timesteps 80000 --eval-games 200
+    python -m boardzoo.training.examples.sb3_maskable_ppo --opponent mcts:20 --out runs/ppo_loa.zip
+    python -m boardzoo.training.examples.sb3_maskable_ppo --self-play --timesteps 120000
 
 The learner is a :class:`~boardzoo.agents.single_agent.SingleAgentEnv` (colours
 alternate per episode); the policy sees the 8x8x5 planes through a small conv

@@ -1,6 +1,6 @@
 """Masked PPO in TorchRL on boardzoo's Lines of Action AEC env, against a random player.
 
-    python training/examples/torchrl_loa.py --iterations 40 --games-per-iter 8
+    python -m boardzoo.training.examples.torchrl_loa --iterations 40 --games-per-iter 8
 
 TorchRL's ``PettingZooWrapper`` wraps the PettingZoo AEC env (``use_mask=True``,
 which turn-based envs need) with both players in one group ``players``: every

@@ -2,7 +2,7 @@
 
 Needs the extra: ``pip install "boardzoo[openspiel]"``. Run for instance
 
-    python docs/examples/openspiel_mcts.py --game loa --simulations 100 --opponent alphabeta:1
+    python -m boardzoo.training.examples.openspiel_mcts --game loa --opponent alphabeta:1
 
 ``--leaf rollout`` is OpenSpiel's RandomRolloutEvaluator (slow in Python: a random LOA
 game to the end per simulation); ``--leaf eval`` scores leaves with boardzoo's evaluation.
