@@ -225,3 +225,16 @@ def test_plot_unknown_format_and_unwritable_output(capsys, tmp_path):
     code, _, err = run(capsys, "plot", out, "--output", str(afile / "c.png"))
     assert code == 2
     one_error_line(err)
+
+
+def test_the_default_config_needs_nothing_the_default_install_lacks(monkeypatch):
+    """The README's main command (configs/loa.yaml) on the README's install (no extras)
+    prints no note about a missing package."""
+    import importlib.util
+
+    from boardzoo.training.config import check_extras, load_config
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "tensorboard" else real(name, *a))
+    assert check_extras(load_config(REPO / "configs" / "loa.yaml")) == []

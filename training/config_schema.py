@@ -188,8 +188,10 @@ class Config:
     #: torch intra-op threads in the main process (0: leave torch's default). 1 is fastest for
     #: this small net's small batches, and far faster when other jobs share the cores.
     threads: int = 1
-    #: Write TensorBoard event files too, if tensorboard is installed.
-    tensorboard: bool = True
+    #: Also write TensorBoard event files (needs the ``tensorboard`` extra; off by default so
+    #: that the default install runs without a note). metrics.csv and ``boardzoo plot`` need
+    #: nothing more.
+    tensorboard: bool = False
     model: ModelConfig = field(default_factory=ModelConfig)
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
     play: PlayConfig = field(default_factory=PlayConfig)
