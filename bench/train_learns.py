@@ -129,18 +129,29 @@ def pairings(net: str, opponent: str, games: int, seed: int, label: str) -> list
     return out
 
 
-def tally(records: list[dict], net: str) -> dict:
-    """The net's W-D-L, score and mean plies over ``records``."""
+def tally(records: list[dict], net: str, opening: int = 0) -> dict:
+    """The net's W-D-L, score and mean plies over ``records``, and each side's mean and
+    max seconds per move (the random opening moves left out), so that strength can be
+    compared at equal time too."""
     w = d = l_ = plies = capped = 0
+    seconds: dict[str, list[float]] = {"net": [], "opponent": []}
     for r in records:
-        s = r["scores"][r["players"].index(net)]
+        seat = r["players"].index(net)
+        s = r["scores"][seat]
         w, d, l_ = w + (s == 1.0), d + (s == 0.5), l_ + (s == 0.0)
         plies += r["plies"]
         capped += r["termination"] != "rules"
+        for k, spent in enumerate(r.get("move_seconds", [])):
+            if k >= opening:  # whole-turn moves alternate: ply k is players[k % 2]'s
+                seconds["net" if k % 2 == seat else "opponent"].append(spent)
     n = max(len(records), 1)
-    return {"games": len(records), "wins": w, "draws": d, "losses": l_,
-            "wdl": f"{w}-{d}-{l_}", "score": round((w + d / 2) / n, 3),
-            "plies": round(plies / n, 1), "stopped_by_max_moves": capped}
+    out = {"games": len(records), "wins": w, "draws": d, "losses": l_,
+           "wdl": f"{w}-{d}-{l_}", "score": round((w + d / 2) / n, 3),
+           "plies": round(plies / n, 1), "stopped_by_max_moves": capped}
+    for side, values in seconds.items():
+        out[f"{side}_s_per_move"] = round(sum(values) / max(len(values), 1), 4)
+        out[f"{side}_max_s_per_move"] = round(max(values, default=0.0), 4)
+    return out
 
 
 def play_matches(game: str, checkpoint: str,
@@ -166,9 +177,9 @@ def play_matches(game: str, checkpoint: str,
         left[label] -= 1
         if left[label] == 0:
             net = next(n for lb, n, _ in matches if lb == label)
-            print(f"{label}: {tally(done[label], net)} "
+            print(f"{label}: {tally(done[label], net, args.opening)} "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
-    return {label: tally(done[label], net) for label, net, _ in matches}, searched
+    return {label: tally(done[label], net, args.opening) for label, net, _ in matches}, searched
 
 
 def untrained_net(cfg, path: Path) -> Path:

@@ -316,5 +316,8 @@ def test_train_learns_bench_prints_its_figures_last(tmp_path):
     assert list(result["matches"]) == ["raw_vs_random", "greedy", "alphabeta:1"]
     for m in result["matches"].values():
         assert m["games"] == 4 and m["wins"] + m["draws"] + m["losses"] == 4
+        # seconds per move of both sides (a 3-simulation search thinks longer than random)
+        assert 0 < m["net_s_per_move"] <= m["net_max_s_per_move"]
+        assert m["opponent_s_per_move"] <= m["opponent_max_s_per_move"]
     assert result["scores"]["greedy"] == result["matches"]["greedy"]["score"]
     assert result["cpu_seconds"] > 0 and result["net_spec"].endswith(",sims=3")
