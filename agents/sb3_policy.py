@@ -82,9 +82,10 @@ BUFFERS = {("sb3_contrib.common.maskable.buffers", "MaskableRolloutBuffer"):
 
 def _named_class(item: Any, known: dict[tuple[str, str], type], key: str) -> type:
     """Return the class that SB3's JSON view ``item`` of a pickled class names in ``known``."""
-    init = item.get("__init__", "") if isinstance(item, dict) else ""
+    view = item if isinstance(item, dict) else {}
+    init = view.get("__init__")
     match = re.match(r"<function (\w+)\.__init__ ", init if isinstance(init, str) else "")
-    name = (item.get("__module__"), match.group(1) if match else None)
+    name = (view.get("__module__"), match.group(1) if match else None)
     if name not in known:
         raise ValueError(f"its {key} is not one boardzoo knows ({'.'.join(map(str, name))})")
     return known[name]
