@@ -18,8 +18,14 @@ import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no folder lock
+    fcntl = None  # type: ignore[assignment]
 
 from boardzoo.envs.core.game import BoardzooError, GameState
 from boardzoo.envs.core.registry import state_class
@@ -34,6 +40,7 @@ GAMES_FILE = "games.jsonl"
 #: Folder (beside games.jsonl) of the outside engines' stderr logs, one file per engine a game.
 ENGINE_LOGS = "engine_logs"
 CONFIG_FILE = "tournament.json"
+LOCK_FILE = "tournament.lock"
 DEFAULT_MAX_PLIES = 1000  # safety net only: every boardzoo game has its own draw rules
 
 
@@ -189,22 +196,43 @@ def _line(record: dict) -> str:
     return json.dumps(record, separators=(",", ":")) + "\n"
 
 
+@contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Give an OSError raised while writing ``path`` its file name (a failed ``write`` has
+    none, and the CLI would take it for a failure of its own output)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+
+
 def append_game(path: Path, record: dict) -> None:
     """Append one record as one line and force it to disk (why: a crash must not lose it)."""
-    with open(path, "a", encoding="utf-8") as f:
+    with _naming(path), open(path, "a", encoding="utf-8") as f:
         f.write(_line(record))
         f.flush()
         os.fsync(f.fileno())
 
 
-def write_games(path: Path, records: list[dict]) -> None:
-    """Replace the file with ``records`` atomically (a temp file, forced to disk, renamed)."""
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (a temp file, forced to disk, renamed); on a
+    failure the temp file is removed and the old file stays."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("".join(_line(r) for r in records))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with _naming(path), open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_games(path: Path, records: list[dict]) -> None:
+    """Replace the file with ``records`` atomically (see :func:`write_atomic`)."""
+    write_atomic(path, "".join(_line(r) for r in records))
 
 
 @dataclass
@@ -218,22 +246,71 @@ class TournamentConfig:
     max_plies: int
 
 
+def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None:
+    """Raise ArenaError if the tournament in ``out`` is not ``config`` (another game, agents
+    or their order, seed, games per pair or ply limit: its ids and seeds would differ) or
+    its tournament.json is damaged."""
+    path = out / CONFIG_FILE
+    if path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ArenaError(f"{path} is damaged ({type(exc).__name__}); it says which "
+                             f"tournament {out} holds, so --resume cannot go on") from None
+        if not isinstance(old, dict):
+            raise ArenaError(f"{path} is damaged (not a JSON object)")
+        for field, value in asdict(config).items():
+            if old.get(field) != value:
+                raise ArenaError(f"--resume with {field}={value!r}, but {out} was started with "
+                                 f"{field}={old.get(field)!r}")
+    planned = {p.id for p in schedule(config.agents, config.games_per_pair, config.seed)}
+    strange = [r["id"] for r in done if r["id"] not in planned]
+    if strange:
+        raise ArenaError(f"--resume: {out / GAMES_FILE} holds {len(strange)} game(s) that are "
+                         f"not in this tournament (e.g. {strange[0][:100]!r})")
+
+
 def _prepare(out: Path, config: TournamentConfig, resume: bool) -> list[dict]:
     """Check the output folder against ``config``; return the games already played."""
     out.mkdir(parents=True, exist_ok=True)
-    games_path, config_path = out / GAMES_FILE, out / CONFIG_FILE
+    games_path = out / GAMES_FILE
     done = read_games(games_path, repair=resume)
     if done and not resume:
         raise ArenaError(f"{games_path} already holds {len(done)} game(s); "
                          "pass --resume to continue it or choose another --out")
-    if resume and config_path.exists():
-        old = json.loads(config_path.read_text())
-        for field in ("game", "seed", "max_plies"):
-            if old.get(field) != getattr(config, field):
-                raise ArenaError(f"--resume with {field}={getattr(config, field)!r}, but {out} "
-                                 f"was started with {field}={old.get(field)!r}")
-    config_path.write_text(json.dumps(asdict(config), indent=2) + "\n")
+    if resume:
+        _check_resume(out, config, done)
+    write_atomic(out / CONFIG_FILE, json.dumps(asdict(config), indent=2) + "\n")
     return done
+
+
+@contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold ``out``/tournament.lock (an exclusive flock, released when the process ends) for
+    the block, so that a second tournament on the same folder stops at once instead of
+    writing every game again; re-entrant within one process. No-op where there is no
+    ``fcntl`` (Windows)."""
+    key = str(out.resolve())
+    if fcntl is None or key in _HELD:
+        yield
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    f = open(out / LOCK_FILE, "a")  # noqa: SIM115 - held until the block ends
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise ArenaError(f"{out} is in use by another tournament (it holds {LOCK_FILE}); "
+                         "wait for it to finish, or choose another --out") from None
+    _HELD.add(key)
+    try:
+        yield
+    finally:
+        _HELD.discard(key)
+        f.close()
+
+
+_HELD: set[str] = set()  # folders this process holds the lock of
 
 
 def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[GameState]:
@@ -287,28 +364,29 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     check_backend(backend, address)
     out = Path(out)
     config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies)
-    done = _prepare(out, config, resume)
-    plan = schedule(agents, games_per_pair, seed)
-    finished = {r["id"]: r for r in done}
-    todo = [p for p in plan if p.id not in finished]
-    if stop_after is not None:
-        todo = todo[:stop_after]
-    logs = out.resolve() / ENGINE_LOGS
-    games = (ray_games(game, todo, max_plies, address, workers,
-                       play=functools.partial(play_game_in_worker, log_dir=logs))
-             if backend == "ray"
-             else run_games(game, todo, workers, max_plies, log_dir=logs))
-    bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)
-    try:
-        for record in games:
-            append_game(out / GAMES_FILE, record)
-            finished[record["id"]] = record
-            bar.update(1)
-            bar.set_postfix_str(f"{record['players'][0]} {record['result']} "
-                                f"{record['players'][1]}", refresh=False)
-    finally:
-        bar.close()
-    return [finished[p.id] for p in plan if p.id in finished]
+    with locked(out):  # held until the games are written: one tournament per folder
+        done = _prepare(out, config, resume)
+        plan = schedule(agents, games_per_pair, seed)
+        finished = {r["id"]: r for r in done}
+        todo = [p for p in plan if p.id not in finished]
+        if stop_after is not None:
+            todo = todo[:stop_after]
+        logs = out.resolve() / ENGINE_LOGS
+        games = (ray_games(game, todo, max_plies, address, workers,
+                           play=functools.partial(play_game_in_worker, log_dir=logs))
+                 if backend == "ray"
+                 else run_games(game, todo, workers, max_plies, log_dir=logs))
+        bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)
+        try:
+            for record in games:
+                append_game(out / GAMES_FILE, record)
+                finished[record["id"]] = record
+                bar.update(1)
+                bar.set_postfix_str(f"{record['players'][0]} {record['result']} "
+                                    f"{record['players'][1]}", refresh=False)
+        finally:
+            bar.close()
+        return [finished[p.id] for p in plan if p.id in finished]
 
 
 class _NoBar:

@@ -74,6 +74,18 @@ class RandomAgent(Agent):
         return self.rng.choice(list(state.legal_moves()))
 
 
+#: The agent option that allows a file to be unpickled (running any code it holds).
+TRUST_OPTION = "trust_code"
+
+
+def require_trust(kind: str, arg: str | None, unpickles: str) -> None:
+    """Raise UnknownAgentError unless the spec ``kind:arg`` has the option ``trust_code``."""
+    if TRUST_OPTION not in (p.strip() for p in (arg or "").split(",")[1:]):
+        raise UnknownAgentError(f"agent {kind}: loading a saved folder unpickles {unpickles}, "
+                                f"which runs any code they hold; add ,{TRUST_OPTION} "
+                                f"({kind}:PATH,{TRUST_OPTION}) only for files you trust as code")
+
+
 AgentFactory = Callable[[str | None, str, int | None], Agent]
 
 
@@ -87,8 +99,13 @@ class LazyFactory:
     name: str
     #: Optional extra that the module needs (named in the error when it is missing).
     extra: str = ""
+    #: What the agent's loader unpickles, for kinds that cannot load a file without running
+    #: the code it may hold: the spec must then say ``trust_code`` (checked before any import).
+    unpickles: str = ""
 
     def __call__(self, arg: str | None, game: str, seed: int | None) -> Agent:
+        if self.unpickles:
+            require_trust(self.extra, arg, self.unpickles)
         try:
             module = importlib.import_module(self.module)
         except ModuleNotFoundError as exc:
@@ -111,7 +128,8 @@ AGENT_FACTORIES: dict[str, AgentFactory] = {
     "gui": LazyFactory(f"{__package__}.gui", "from_spec", "gui"),
     "openspiel_mcts": LazyFactory(f"{__package__}.openspiel_bots", "mcts_agent", "openspiel"),
     "sb3": LazyFactory(f"{__package__}.sb3_policy", "from_spec", "sb3"),
-    "rllib": LazyFactory(f"{__package__}.rllib_support", "from_spec", "rllib"),
+    "rllib": LazyFactory(f"{__package__}.rllib_support", "from_spec", "rllib",
+                         "its pickle files (RLlib's class_and_ctor_args.pkl, module_state.pkl)"),
     "engine": LazyFactory(f"{__package__}.engine", "from_spec"),
 }
 #: Kinds that wait for a person; automatic matches (evaluation baselines) refuse them.

@@ -11,7 +11,16 @@ from pathlib import Path
 from boardzoo.envs.core.game import BoardzooError
 
 from . import report, viewer_commands
-from .arena import DEFAULT_MAX_PLIES, GAMES_FILE, ArenaError, read_games, run_tournament
+from .arena import (
+    DEFAULT_MAX_PLIES,
+    GAMES_FILE,
+    ArenaError,
+    locked,
+    read_games,
+    run_tournament,
+    validate,
+)
+from .distributed import check_backend
 from .engine import split_options
 from .threads import one_torch_thread
 from .viewer import HTML_FILE, write_html
@@ -47,21 +56,25 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     out = Path(args.out or f"results/{args.game}_arena")
     if args.workers < 1:
         raise ArenaError(f"--workers must be at least 1, got {args.workers}")
+    validate(args.game, agents, args.games_per_pair)  # bad input creates no folder
+    check_backend(args.backend, args.address)
     one_torch_thread()  # this command owns the process
-    try:
-        records = run_tournament(args.game, agents, args.games_per_pair, out, seed=args.seed,
-                                 workers=args.workers, resume=args.resume,
-                                 max_plies=args.max_plies, progress=not args.no_progress,
-                                 backend=args.backend, address=args.address)
-    except KeyboardInterrupt:
-        done = len(read_games(out / GAMES_FILE))
-        print(f"boardzoo: interrupted; {done} finished game(s) are in {out / GAMES_FILE}: "
-              "run the same command with --resume to continue", file=sys.stderr)
-        return 130
-    rep = report.build(records, agents, anchor=args.anchor, prior=args.prior)
-    paths = report.write(rep, out, png=not args.no_png)
-    if not args.no_html:
-        paths.append(write_html(records, rep, out / HTML_FILE, f"{args.game} tournament {out}"))
+    with locked(out):  # the whole run, reports included: one tournament per folder
+        try:
+            records = run_tournament(args.game, agents, args.games_per_pair, out,
+                                     seed=args.seed, workers=args.workers, resume=args.resume,
+                                     max_plies=args.max_plies, progress=not args.no_progress,
+                                     backend=args.backend, address=args.address)
+        except KeyboardInterrupt:
+            done = len(read_games(out / GAMES_FILE))
+            print(f"boardzoo: interrupted; {done} finished game(s) are in {out / GAMES_FILE}: "
+                  "run the same command with --resume to continue", file=sys.stderr)
+            return 130
+        rep = report.build(records, agents, anchor=args.anchor, prior=args.prior)
+        paths = report.write(rep, out, png=not args.no_png)
+        if not args.no_html:
+            paths.append(write_html(records, rep, out / HTML_FILE,
+                                    f"{args.game} tournament {out}"))
     print(report.markdown(rep))
     print(f"games: {out / GAMES_FILE}; report: " + ", ".join(str(p) for p in paths))
     return 0

@@ -1,9 +1,10 @@
 """The Ray backend: tournament games and self-play chunks as Ray tasks, streamed back as they end.
 
-:func:`connect` starts a local Ray instance (``address`` None) or joins a running
-cluster (``"auto"`` or ``"HOST:PORT"`` of its head). :meth:`RayConnection.stream`
-submits one Ray task per call and yields each result as soon as it finishes
-(``ray.wait``). Ray re-runs a task whose worker process or node died up to
+:func:`connect` starts a local Ray instance (``address`` None), listening on 127.0.0.1
+only, or joins a running cluster (``"HOST:PORT"`` of its head, or ``"auto"``: RAY_ADDRESS or
+the cluster ``ray start`` recorded on this machine, never another program's instance).
+:meth:`RayConnection.stream` submits one Ray task per call and yields each result as soon as
+it finishes (``ray.wait``). Ray re-runs a task whose worker process or node died up to
 ``max_retries`` times, so a lost worker's game is played again and its result
 still arrives exactly once; an exception raised by the game code itself is not
 retried (the same seed would raise it again). :func:`ray_games` is the
@@ -18,8 +19,11 @@ so results do not depend on the backend. Ray is optional: ``pip install
 from __future__ import annotations
 
 import logging
+import os
 import socket
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from boardzoo.envs.core.game import BoardzooError
@@ -79,15 +83,51 @@ def _reachable(address: str) -> None:
                            "'ray start --head' or check --address") from None
 
 
-def _auto_address() -> str | None:
-    """Return the HOST:PORT that ``auto`` names (RAY_ADDRESS, else the last ``ray start``),
-    or None when Ray finds none (ray.init then fails at once)."""
-    try:  # Ray's own lookup; it is private, so on any failure ray.init decides alone
-        from ray._private.services import canonicalize_bootstrap_address
+def _auto_address() -> str:
+    """Return the cluster ``auto`` names: RAY_ADDRESS, else the address the last ``ray start``
+    on this machine recorded; BackendError if there is neither.
 
-        return canonicalize_bootstrap_address("auto")
+    Why not Ray's own ``auto``: it also joins any Ray instance it finds running on the
+    machine (by its processes), e.g. one another program started for itself.
+    """
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env and env not in ("auto", "local"):
+        return env
+    try:  # where `ray start` records its address (a private helper of Ray's: on any
+        # failure, no recorded cluster)
+        from ray._common.utils import get_ray_address_file
+
+        path = Path(get_ray_address_file(None))
+        recorded = path.read_text().strip() if path.is_file() else ""
     except Exception:
-        return None
+        recorded = ""
+    if not recorded:
+        raise BackendError("Ray address auto: no cluster to join (RAY_ADDRESS is not set and "
+                           "no 'ray start' cluster is recorded on this machine); start one with "
+                           "'ray start --head', or give --address HOST:PORT")
+    return recorded
+
+
+@contextmanager
+def _loopback_node() -> Iterator[None]:
+    """Make a local instance started in the block take 127.0.0.1 as its node address, so that
+    its GCS, raylet and workers listen on the loopback interface only.
+
+    Why: Ray binds its servers to the node address, which on Linux is the machine's network
+    address (every interface, in practice); on macOS and Windows Ray itself uses the loopback
+    address, through the constant set here (a private one: without it, Ray's default stays).
+    """
+    try:
+        from ray._private import ray_constants
+    except ImportError:
+        yield
+        return
+    old = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = old
 
 
 def _first_line(exc: BaseException) -> str:
@@ -179,11 +219,13 @@ def connect(address: str | None = None, num_cpus: int = 1) -> RayConnection:
         return RayConnection(ray, owned=False)
     quiet = {"logging_level": logging.ERROR, "include_dashboard": False}
     try:
-        if address:
+        if address:  # "auto" as such: Ray resolves it as checked above (RAY_ADDRESS, or the
+            # recorded cluster, which Ray prefers to any other instance it finds)
             ray.init(address=address, **quiet)
         else:
-            ray.init(address="local", num_cpus=max(1, num_cpus),
-                     object_store_memory=LOCAL_OBJECT_STORE, **quiet)
+            with _loopback_node():
+                ray.init(address="local", num_cpus=max(1, num_cpus),
+                         object_store_memory=LOCAL_OBJECT_STORE, **quiet)
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         if not address:
             raise BackendError(f"cannot start a local Ray instance: {_first_line(exc)}") from None

@@ -69,17 +69,18 @@ class PolicyAgent(ActionAgent):
         return dict(self.counters)
 
 
-def parse_model_spec(kind: str, arg: str | None, what: str) -> tuple[str, bool]:
-    """Split ``KIND:PATH[,stochastic]`` into the path and whether to sample (the spec of an
-    agent that plays a saved model of another framework, e.g. ``sb3``, ``rllib``)."""
+def parse_model_spec(kind: str, arg: str | None, what: str,
+                     options: tuple[str, ...] = ("stochastic",)) -> tuple[str, set[str]]:
+    """Split ``KIND:PATH[,OPTION...]`` into the path and the set of ``options`` given (the spec
+    of an agent that plays a saved model of another framework, e.g. ``sb3``, ``rllib``)."""
+    usage = f"{kind}:PATH" + "".join(f"[,{o}]" for o in options)
     if not arg:
-        raise UnknownAgentError(f"agent {kind} needs {what}: {kind}:PATH[,stochastic]")
+        raise UnknownAgentError(f"agent {kind} needs {what}: {usage}")
     where, *opts = (p.strip() for p in arg.split(","))
-    unknown = [o for o in opts if o != "stochastic"]
+    unknown = [o for o in opts if o not in options]
     if unknown:
-        raise UnknownAgentError(f"agent {kind}: unknown option(s) {unknown}; use {kind}:PATH or "
-                                f"{kind}:PATH,stochastic")
-    return where, "stochastic" in opts
+        raise UnknownAgentError(f"agent {kind}: unknown option(s) {unknown}; use {usage}")
+    return where, set(opts)
 
 
 def check_observation_shape(kind: str, where: str, shape: tuple[int, ...], game: str) -> None:

@@ -12,7 +12,10 @@
 - :class:`MaskCheckCallback`: checks every action of every training episode against
   the mask it was chosen under, and logs the learner's results per opponent.
 - :class:`RLlibAgent`: a trained module as a boardzoo agent (arena, ``play``), also the
-  agent spec ``rllib:PATH`` (a module checkpoint folder written by ``save_to_path``).
+  agent spec ``rllib:PATH,trust_code`` (a module checkpoint folder written by
+  ``save_to_path``). RLlib loads such a folder by unpickling its files, which runs any code
+  they hold, so the spec must say ``trust_code`` (:data:`~boardzoo.agents.base.TRUST_OPTION`;
+  checked before this module is imported).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from torch import nn
 from boardzoo.envs.aec import BoardGameEnv, wrap
 from boardzoo.envs.core.registry import get_spec
 
-from .base import UnknownAgentError
+from .base import TRUST_OPTION, UnknownAgentError
 from .policy import ActionAgent, check_observation_shape, parse_model_spec
 
 MAIN = "main"  # the learning module's id
@@ -253,7 +256,8 @@ class RLlibAgent(ActionAgent):
 
 
 def load_module(path: str | Path) -> RLModule:
-    """Load an RLModule checkpoint folder (``module.save_to_path``) on the CPU."""
+    """Load an RLModule checkpoint folder (``module.save_to_path``) on the CPU (RLlib
+    unpickles its files: only for folders trusted as code)."""
     path = Path(path)
     if not path.is_dir():
         raise UnknownAgentError(f"rllib: no module checkpoint folder at {str(path)!r}")
@@ -266,8 +270,8 @@ def load_module(path: str | Path) -> RLModule:
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> RLlibAgent:
-    """Build ``rllib:PATH[,stochastic]`` for ``game``."""
-    where, stochastic = parse_model_spec("rllib", arg, "a module folder")
+    """Build ``rllib:PATH,trust_code[,stochastic]`` for ``game``."""
+    where, opts = parse_model_spec("rllib", arg, "a module folder", ("stochastic", TRUST_OPTION))
     module = load_module(where)
     check_observation_shape("rllib", where, module.observation_space["observation"].shape, game)
-    return RLlibAgent(module, game, deterministic=not stochastic, seed=seed)
+    return RLlibAgent(module, game, deterministic="stochastic" not in opts, seed=seed)

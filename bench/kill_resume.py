@@ -7,9 +7,12 @@ finishes, and compares:
 * tournaments: the finished games.jsonl against the uninterrupted one: no game
   lost, none written twice, every record the same game (same moves, scores);
 * training: the final weights (model.pt, best.pt) and metrics.csv / eval.csv
-  (time columns aside) against the uninterrupted run with the same seed.
+  (time columns aside) against the uninterrupted run with the same seed;
+* concurrent resumes (``--concurrent N`` trials): a tournament killed early, then two
+  ``--resume`` runs on its folder started at once; one must finish it and the other stop
+  at once (the folder lock), with no game lost or written twice.
 
-    python bench/kill_resume.py --kills 10
+    python bench/kill_resume.py --kills 10 --concurrent 3
 Last line: one JSON object (kills, lost, duplicated, differing records, identical runs).
 """
 
@@ -59,6 +62,26 @@ def killed(argv: list[str], delay: float, sig: int) -> bool:
         return True
 
 
+def concurrent_resumes(folder: Path) -> list[tuple[int, str]]:
+    """Start two ``--resume`` runs of the tournament in ``folder`` at once; return each one's
+    exit status and last stderr line."""
+    procs = [subprocess.Popen([*BOARDZOO, *TOURNAMENT, "--out", str(folder), "--resume"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    return [(p.returncode, (err.strip().splitlines() or [""])[-1])
+            for p, err in ((p, p.communicate(timeout=600)[1]) for p in procs)]
+
+
+def check_games(folder: Path, reference: set[tuple], out: dict, prefix: str = "") -> None:
+    """Add the games of ``folder`` lost, written twice or differing from ``reference`` to
+    ``out``'s counters (named with ``prefix``)."""
+    got = games(folder / "games.jsonl")
+    ids = [r["id"] for r in got]
+    out[prefix + "duplicated"] += len(ids) - len(set(ids))
+    out[prefix + "lost"] += len({g[0] for g in reference} - set(ids))
+    out[prefix + "differing_records"] += len({same_game(r) for r in got} - reference)
+
+
 def games(path: Path) -> list[dict]:
     """Return the records of a games.jsonl."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -96,11 +119,15 @@ def main() -> None:
                     help="kills (half of tournaments, half of training runs)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-delay", type=float, default=6.0, help="latest kill, in seconds")
+    ap.add_argument("--concurrent", type=int, default=3,
+                    help="trials of two concurrent --resume runs on one tournament folder")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     out = {"kills": 0, "sigkill": 0, "sigint": 0, "finished_first": 0, "tournament_trials": 0,
            "lost": 0, "duplicated": 0, "differing_records": 0, "training_trials": 0,
-           "training_identical": 0, "resumes": 0}
+           "training_identical": 0, "resumes": 0, "concurrent_trials": 0,
+           "concurrent_refused": 0, "concurrent_both_ran": 0, "concurrent_failed": 0,
+           "concurrent_lost": 0, "concurrent_duplicated": 0, "concurrent_differing_records": 0}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -126,13 +153,8 @@ def main() -> None:
                     run([*TOURNAMENT, "--out", str(folder), "--resume"])
                 else:  # killed before the first game: starting again is the resume
                     run([*TOURNAMENT, "--out", str(folder)])
-                got = games(folder / "games.jsonl")
-                ids = [r["id"] for r in got]
                 out["tournament_trials"] += 1
-                out["duplicated"] += len(ids) - len(set(ids))
-                seen = {same_game(r) for r in got}
-                out["lost"] += len({g[0] for g in reference} - set(ids))
-                out["differing_records"] += len(seen - reference)
+                check_games(folder, reference, out)
             else:
                 if (folder / "checkpoint.pt").exists():
                     out["resumes"] += 1
@@ -142,6 +164,17 @@ def main() -> None:
                     run([*TRAIN, "--out", str(folder)])
                 out["training_trials"] += 1
                 out["training_identical"] += same_run(root / "r_ref", folder)
+        for i in range(args.concurrent):
+            folder = root / f"c_{i}"
+            killed([*TOURNAMENT, "--out", str(folder)], rng.uniform(1.0, args.max_delay),
+                   signal.SIGKILL)
+            statuses = concurrent_resumes(folder)
+            out["concurrent_trials"] += 1
+            refused = [s for s in statuses if s[0] == 2 and "in use by another" in s[1]]
+            out["concurrent_refused"] += len(refused)
+            out["concurrent_both_ran"] += sum(s[0] == 0 for s in statuses) == 2
+            out["concurrent_failed"] += sum(s[0] != 0 for s in statuses) - len(refused)
+            check_games(folder, reference, out, "concurrent_")
     out["seconds"] = round(time.perf_counter() - t0, 1)
     print(json.dumps(out))
 

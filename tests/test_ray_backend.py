@@ -187,6 +187,19 @@ def test_auto_address_that_is_unreachable_fails_fast(monkeypatch):
         connect("auto")
 
 
+def test_auto_joins_only_ray_address_or_a_ray_start_cluster(ray_local, tmp_path, monkeypatch):
+    # a Ray instance runs on this machine (ray_local, started by ray.init as another program
+    # would): without RAY_ADDRESS and a cluster recorded by `ray start`, "auto" joins nothing
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))  # where `ray start` records its address
+    with pytest.raises(BackendError, match="no cluster to join"):
+        connect("auto")
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{free_port()}\n")
+    with pytest.raises(BackendError, match="cannot reach a Ray cluster"):  # it is read
+        connect("auto")
+
+
 def test_train_cli_rejects_a_ray_address_without_the_ray_backend(tmp_path, capsys):
     # with the local backend the address used to be ignored: the run trained locally
     argv = ["train", "--config", TINY, "--quiet", "--out", str(tmp_path / "o"),

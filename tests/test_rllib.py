@@ -20,7 +20,7 @@ import ray  # noqa: E402
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
-from boardzoo.agents import make_agent  # noqa: E402
+from boardzoo.agents import UnknownAgentError, make_agent  # noqa: E402
 from boardzoo.agents import rllib_support as rs  # noqa: E402
 from boardzoo.agents.play import play_game  # noqa: E402
 from boardzoo.envs.core.registry import get_spec  # noqa: E402
@@ -147,8 +147,11 @@ def test_example_trains_honours_the_mask_and_reports_the_arena_score(tmp_path: P
     ev = summary["eval"]["random"]
     assert ev["games"] == 2 and ev["wins"] + ev["draws"] + ev["losses"] == 2
     assert 0 <= ev["score"] <= 1
-    # the saved module plays as the agent spec rllib:PATH (arena, play), always legally
-    agent = make_agent(f"rllib:{summary['module']}", "loa", 0)
+    # the saved module plays as the agent spec rllib:PATH,trust_code (arena, play), always
+    # legally; without trust_code it is refused (RLlib would unpickle the folder's files)
+    with pytest.raises(UnknownAgentError, match="unpickles"):
+        make_agent(f"rllib:{summary['module']}", "loa", 0)
+    agent = make_agent(f"rllib:{summary['module']},trust_code", "loa", 0)
     record = play_game("loa", [agent, make_agent("random", "loa", 1)], max_moves=30)
     assert record["plies"] == 30 and agent.stats()["illegal"] == 0
 
@@ -165,12 +168,10 @@ def test_the_mask_check_catches_an_unmasked_module(tmp_path: Path, local_ray,
 
 
 def test_rllib_agent_spec_errors(tmp_path: Path):
-    from boardzoo.agents import UnknownAgentError
-
-    for spec, message in ((f"rllib:{tmp_path / 'none'}", "no module checkpoint folder"),
-                          ("rllib:", "needs a module folder"),
-                          (f"rllib:{tmp_path},fast", "unknown option")):
+    for spec, message in ((f"rllib:{tmp_path / 'none'},trust_code", "no module checkpoint"),
+                          ("rllib:,trust_code", "needs a module folder"),
+                          (f"rllib:{tmp_path},fast,trust_code", "unknown option")):
         with pytest.raises(UnknownAgentError, match=message):
             make_agent(spec, "loa", 0)
     with pytest.raises(UnknownAgentError, match="not an RLModule checkpoint"):
-        make_agent(f"rllib:{tmp_path}", "loa", 0)
+        make_agent(f"rllib:{tmp_path},trust_code", "loa", 0)

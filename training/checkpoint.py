@@ -39,15 +39,27 @@ class CheckpointError(BoardzooError):
 
 
 def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
-    """Write ``obj`` with torch.save to a temp file, fsync it, then rename over ``path``."""
+    """Write ``obj`` with torch.save to a temp file, fsync it, then rename over ``path``.
+
+    A failed write (a full disk) removes the temp file, leaves ``path`` as it was and raises
+    OSError naming ``path`` (torch reports it as a RuntimeError "unexpected pos" whose
+    context is the OSError)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as exc:
+        cause = exc if isinstance(exc, OSError) else exc.__context__
+        if not isinstance(cause, OSError):
+            raise
+        raise OSError(cause.errno, cause.strerror or str(cause), str(path)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def load(path: str | Path, kinds: tuple[str, ...] = (FORMAT, MODEL_FORMAT)) -> dict[str, Any]:
