@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
-from boardzoo.agents import AGENT_FACTORIES, make_agent
+from boardzoo.agents import AGENT_FACTORIES, make_agent, movetime
 from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
@@ -93,6 +93,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         seed = None if args.seed is None else args.seed + g
         agents = [make_agent(s, args.game, None if seed is None else seed * 2 + i)
                   for i, s in enumerate(order)]
+        movetime.limit_agents(agents, args.movetime)
         try:
             record = play_game(args.game, agents, position=args.position,
                                max_moves=args.max_moves, show=args.show)
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="seed for reproducible games")
     p.add_argument("--show", action="store_true", help="show the board after every move")
     p.add_argument("--max-moves", type=int, default=None, help="stop a game after N turns")
+    movetime.add_option(p)
     _add_position(p)
     p.set_defaults(func=cmd_play)
 

@@ -10,6 +10,7 @@ object per line, flushed and fsynced) by the parent process only.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import multiprocessing
@@ -23,6 +24,7 @@ from boardzoo.envs.core.registry import state_class
 
 from .base import INTERACTIVE_KINDS, check_spec, make_agent
 from .distributed import check_backend, ray_games
+from .movetime import limit_agents
 from .play import play_from
 
 GAMES_FILE = "games.jsonl"
@@ -45,13 +47,15 @@ def game_class(game: GameRef) -> type[GameState]:
 @dataclass(frozen=True)
 class Pairing:
     """One scheduled game: its id, the agents in move order and its seed (and the seed of its
-    random opening moves, when it has some: by default ``seed``)."""
+    random opening moves, when it has some: by default ``seed``; and the agents' per-move
+    time limit in seconds, when there is one)."""
 
     id: str
     first: str
     second: str
     seed: int
     opening_seed: int | None = None
+    movetime: float | None = None
 
 
 def game_seed(seed: int, game_id: str) -> int:
@@ -81,6 +85,7 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
     cls = game_class(game)
     players = [make_agent(pairing.first, cls.name, pairing.seed),
                make_agent(pairing.second, cls.name, pairing.seed + 1)]
+    limit_agents(players, pairing.movetime)
     opening_seed = pairing.seed if pairing.opening_seed is None else pairing.opening_seed
     record = play_from(cls.start(), players, max_moves=max_plies, opening_moves=opening_moves,
                        opening_seed=opening_seed)
@@ -97,8 +102,11 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
         "plies": record["plies"],
         "seconds": record["seconds"],
         "think_seconds": record["think_seconds"],
+        "think_moves": record["think_moves"],
+        "max_move_seconds": record["max_move_seconds"],
         "move_seconds": record["move_seconds"],
         "agent_stats": [p.stats() for p in players],
+        **({} if pairing.movetime is None else {"movetime": pairing.movetime}),
     }
 
 
@@ -185,6 +193,7 @@ class TournamentConfig:
     games_per_pair: int
     seed: int
     max_plies: int
+    movetime: float | None = None
 
 
 def _prepare(out: Path, config: TournamentConfig, resume: bool) -> list[dict]:
@@ -197,7 +206,7 @@ def _prepare(out: Path, config: TournamentConfig, resume: bool) -> list[dict]:
                          "pass --resume to continue it or choose another --out")
     if resume and config_path.exists():
         old = json.loads(config_path.read_text())
-        for field in ("game", "seed", "max_plies"):
+        for field in ("game", "seed", "max_plies", "movetime"):
             if old.get(field) != getattr(config, field):
                 raise ArenaError(f"--resume with {field}={getattr(config, field)!r}, but {out} "
                                  f"was started with {field}={old.get(field)!r}")
@@ -242,23 +251,24 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
                    seed: int = 0, workers: int = 1, resume: bool = False,
                    max_plies: int = DEFAULT_MAX_PLIES, progress: bool = True,
                    stop_after: int | None = None, backend: str = "local",
-                   address: str | None = None) -> list[dict]:
+                   address: str | None = None, movetime: float | None = None) -> list[dict]:
     """Play the missing games of a round robin into ``out``/games.jsonl; return its games.
 
     ``stop_after`` stops after that many newly played games (a planned interruption).
     The returned records are those of this schedule, in schedule order. ``backend="ray"``
     plays the games as Ray tasks (:mod:`.distributed`; ``address`` None starts a local
     instance with ``workers`` CPUs); the records are the same as with the local backend.
+    ``movetime`` limits every agent's thinking per move (seconds; None: no limit).
     """
     agents = [a.strip() for a in agents]
     cls = validate(game, agents, games_per_pair)
     check_backend(backend, address)
     out = Path(out)
-    config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies)
+    config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies, movetime)
     done = _prepare(out, config, resume)
     plan = schedule(agents, games_per_pair, seed)
     finished = {r["id"]: r for r in done}
-    todo = [p for p in plan if p.id not in finished]
+    todo = [dataclasses.replace(p, movetime=movetime) for p in plan if p.id not in finished]
     if stop_after is not None:
         todo = todo[:stop_after]
     games = (ray_games(game, todo, max_plies, address, workers, play=play_game)

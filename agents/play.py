@@ -32,14 +32,15 @@ def play_from(
     scores as a draw. The record holds ``players`` (specs), ``player_names``, ``scores``
     (1, 0.5 or 0, same order), ``winner`` (0, 1 or None), ``terminated`` (False when
     ``max_moves`` stopped it), ``result``, ``moves`` (canonical), ``plies``, ``seconds``,
-    ``think_seconds`` (per agent), ``move_seconds`` (per ply; 0 for a random opening move)
-    and ``final_position``.
+    ``think_seconds`` (per agent), ``think_moves`` (moves each agent chose),
+    ``max_move_seconds`` (each agent's longest move), ``move_seconds`` (per ply; 0 for a
+    random opening move) and ``final_position``.
     """
     for agent in agents:
         agent.reset()
     opening = random.Random(opening_seed)
     moves: list[str] = []
-    think = [0.0, 0.0]
+    think, think_moves, longest = [0.0, 0.0], [0, 0], [0.0, 0.0]
     move_seconds: list[float] = []  # per ply: what a replay shows next to each move
     started = time.perf_counter()
     if show:
@@ -54,6 +55,8 @@ def play_from(
             move = agents[side].select_move(state)
             spent = time.perf_counter() - t0
             think[side] += spent
+            think_moves[side] += 1
+            longest[side] = max(longest[side], spent)
             move_seconds.append(round(spent, 4))
         moves.append(state.move_to_str(move))
         state = state.apply(move)
@@ -74,6 +77,8 @@ def play_from(
         "plies": len(moves),
         "seconds": round(time.perf_counter() - started, 4),
         "think_seconds": [round(t, 4) for t in think],
+        "think_moves": think_moves,
+        "max_move_seconds": [round(t, 4) for t in longest],
         "move_seconds": move_seconds,
         "final_position": state.to_text(),
     }

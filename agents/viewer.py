@@ -19,6 +19,7 @@ from boardzoo.envs.core.board_view import BoardView, hex_colour
 from boardzoo.envs.core.game import BoardzooError
 
 from .replay import Replay, replay
+from .report import seconds
 
 #: Characters that stand for the piece tokens of a board on the page ("." is an empty cell).
 TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -99,12 +100,14 @@ def ratings_html(report: dict) -> str:
     """Return the ratings table (with 95% intervals) and the crosstable as HTML."""
     e = html.escape
     rows = ["<table id='ratings'><tr><th>#</th><th>agent</th><th>rating</th><th>95% CI</th>"
-            "<th>games</th><th>score</th><th>draws</th></tr>"]
+            "<th>s/move</th><th>max s</th><th>games</th><th>score</th><th>draws</th></tr>"]
     for k, r in enumerate(report["ranking"], 1):
         score = "" if r["score"] is None else f"{100 * r['score']:.1f}%"
         draws = "" if r["draw_rate"] is None else f"{100 * r['draw_rate']:.1f}%"
         rows.append(f"<tr><td>{k}</td><td>{e(r['agent'])}</td><td>{r['rating']:.0f}</td>"
-                    f"<td>&plusmn;{r['ci95']:.0f}</td><td>{r['games']}</td><td>{score}</td>"
+                    f"<td>&plusmn;{r['ci95']:.0f}</td>"
+                    f"<td>{seconds(r.get('mean_move_seconds'))}</td>"
+                    f"<td>{seconds(r.get('max_move_seconds'))}</td><td>{r['games']}</td><td>{score}</td>"
                     f"<td>{draws}</td></tr>")
     rows.append("</table>")
     order = [r["agent"] for r in report["ranking"]]
@@ -124,6 +127,7 @@ def ratings_html(report: dict) -> str:
     anchor = html.escape(str(report["anchor"]))
     intro = (f"<p>Bradley-Terry ratings on the Elo scale, {anchor} = 0, 95% confidence "
              f"intervals; {report['games']} games (mean {report['mean_plies']} plies). "
+             "s/move and max s: the agent's mean and longest time per move. "
              "The crosstable gives the row agent's score against the column agent "
              "(games in brackets).</p>")
     return intro + "\n".join(rows)
