@@ -1,4 +1,5 @@
-"""The boardzoo command line: legal, perft, play, tournament, rate, replay, report, train, plot.
+"""The boardzoo command line: legal, perft, play, tournament, rate, replay, report, train, plot,
+export (``boardzoo --help`` lists them from the parser).
 
 Every user error (bad game, position, move, agent, config or checkpoint)
 ends as one ``boardzoo: error: ...`` line on stderr and exit status 2.
@@ -116,7 +117,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser with every subcommand."""
-    parser = _Parser(prog="boardzoo", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="boardzoo")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -147,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     agent_commands.register(sub)
     training_commands.register(sub)
+    # from the parser itself, so that the summary never leaves out a subcommand
+    parser.description = f"The boardzoo command line: {', '.join(sub.choices)}."
     return parser
 
 

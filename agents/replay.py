@@ -85,7 +85,7 @@ class Replay:
         return self.moves[ply - 1] if ply else None
 
     def status(self, ply: int) -> str:
-        """Return the env's status line of a position (``to move: ...`` or the outcome, ``black wins``)."""
+        """Return the env's status line of a position (``to move: ...`` or ``black wins``)."""
         state = self.states[ply]
         if state.is_terminal():
             return state.outcome()
