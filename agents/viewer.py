@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,10 @@ from boardzoo.envs.core.game import BoardzooError
 from .replay import Replay, replay
 from .report import seconds
 
+#: Screen pixels between neighbouring cell centres that a board is shown with at least (why:
+#: the 417 small hexagons and 41 column letters of Whistling in 480 pixels were unreadable).
+CELL_PIXELS = 36
+MIN_WIDTH = 480
 #: Characters that stand for the piece tokens of a board on the page ("." is an empty cell).
 TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 HTML_FILE = "report.html"
@@ -46,8 +51,28 @@ def board_data(view: BoardView) -> tuple[dict, dict[str, str]]:
         "radius": round(view.radius, 1),
         "glyphs": glyphs,
         "labels": [[round(lb.x, 1), round(lb.y, 1), lb.text] for lb in view.labels],
+        "display": display_width(view),
+        "legend": legend(view, chars),
     }
     return data, chars
+
+
+def display_width(view: BoardView) -> int:
+    """Return the width in screen pixels to show a board at: 480, or more where its cells sit
+    closer than :data:`CELL_PIXELS` apart at that width."""
+    (x0, y0), rest = view.centres[0], view.centres[1:]
+    spacing = min((math.hypot(x - x0, y - y0) for x, y in rest), default=view.width)
+    return max(MIN_WIDTH, math.ceil(view.width * CELL_PIXELS / spacing))
+
+
+def legend(view: BoardView, chars: dict[str, str]) -> list[list]:
+    """Return the board's key: ``[name, [piece characters]]`` per name, in the legend's order
+    (``["king", ["K", "k"]]``: the pieces of both sides that the name stands for)."""
+    groups: dict[str, list[str]] = {}
+    for token, name in view.legend.items():
+        if token in chars:
+            groups.setdefault(name, []).append(chars[token])
+    return [[name, tokens] for name, tokens in groups.items()]
 
 
 def game_data(game: Replay, view: BoardView, chars: dict[str, str]) -> dict:
