@@ -183,3 +183,18 @@ def test_report_of_games_without_times_shows_dashes() -> None:
     rep = build([{"game": "nim", "players": ["a", "b"], "scores": [1.0, 0.0], "plies": 3}])
     assert rep["ranking"][0]["mean_move_seconds"] is None
     assert "| — | — |" in markdown(rep)
+
+
+def test_cli_play_and_tournament_take_a_movetime(tmp_path, capsys) -> None:
+    assert main(["play", "loa", "--agents", "mcts", "random", "--movetime", "50ms",
+                 "--max-moves", "2", "--seed", "0"]) == 0
+    assert "game 1: mcts (black) vs random (white)" in capsys.readouterr().out
+    out = tmp_path / "t"
+    assert main(["tournament", "--game", "loa", "--agents", "random,alphabeta", "--movetime",
+                 "0.02", "--games-per-pair", "1", "--max-plies", "4", "--out", str(out),
+                 "--no-progress", "--no-png", "--no-html"]) == 0
+    text = capsys.readouterr().out
+    assert "| s/move | max s |" in text
+    assert json.loads((out / "tournament.json").read_text())["movetime"] == 0.02
+    record = json.loads((out / "games.jsonl").read_text())
+    assert record["movetime"] == 0.02 and sum(record["think_moves"]) == 4
