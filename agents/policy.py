@@ -36,8 +36,8 @@ class ActionAgent(Agent):
         raise NotImplementedError
 
     def select_move(self, state: GameState) -> Move:
-        if self.move_time is not None:
-            self.move_deadline = time.perf_counter() + self.move_time
+        limit = self.move_time
+        self.move_deadline = None if limit is None else time.perf_counter() + limit
         actions = self.actions
         s = actions.from_game_state(state)
         while True:
