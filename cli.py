@@ -1,4 +1,5 @@
-"""The boardzoo command line: legal, perft, play, tournament, rate, replay, report, train, plot.
+"""The boardzoo command line: legal, perft, play, tournament, rate, replay, report, train, plot,
+export (``boardzoo --help`` lists them from the parser).
 
 Every user error (bad game, position, move, agent, config or checkpoint)
 ends as one ``boardzoo: error: ...`` line on stderr and exit status 2.
@@ -16,7 +17,7 @@ import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
-from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent
+from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime
 from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
@@ -95,6 +96,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         seed = None if args.seed is None else args.seed + g
         agents = [make_agent(s, args.game, None if seed is None else seed * 2 + i)
                   for i, s in enumerate(order)]
+        movetime.limit_agents(agents, args.movetime)
         try:
             record = play_game(args.game, agents, position=args.position,
                                max_moves=args.max_moves, show=args.show)
@@ -117,7 +119,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser with every subcommand."""
-    parser = _Parser(prog="boardzoo", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="boardzoo")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -142,12 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="seed for reproducible games")
     p.add_argument("--show", action="store_true", help="show the board after every move")
     p.add_argument("--max-moves", type=int, default=None, help="stop a game after N turns")
+    movetime.add_option(p)
     _add_position(p)
     p.set_defaults(func=cmd_play)
 
     agent_commands.register(sub)
     engine_server.register(sub)
     training_commands.register(sub)
+    # from the parser itself, so that the summary never leaves out a subcommand
+    parser.description = f"The boardzoo command line: {', '.join(sub.choices)}."
     return parser
 
 

@@ -2,7 +2,9 @@
 
 ``alphabeta:D`` searches to depth D (whole turns); ``alphabeta:t=0.5s`` deepens
 until the time is up and plays the best move of the last finished depth (time
-limited play is not reproducible: it depends on the machine's speed). Move
+limited play is not reproducible: it depends on the machine's speed). A per-move
+time limit given to any agent (:meth:`Agent.set_move_time`, ``--movetime``) works as
+``t=``; with both, the smaller counts, and with a depth too, whichever ends first. Move
 ordering: the transposition-table move, then killer moves, then the history
 heuristic. Root moves are shuffled once with the agent's seed so that equally
 good moves vary from game to game.
@@ -18,10 +20,12 @@ from boardzoo.envs.core.game import GameState, Move
 from .base import Agent, UnknownAgentError
 from .evaluation import Evaluator, get_evaluator
 from .mcts import _number, parse_options
+from .movetime import parse_seconds
 
 WIN = 1_000_000.0  # a won terminal position; minus the distance so that faster wins score more
 EXACT, LOWER, UPPER = 0, 1, 2
 MAX_DEPTH = 64
+DEFAULT_DEPTH = 2  # a spec that names neither a depth nor a time
 
 
 def _to_tt(value: float, ply: int) -> float:
@@ -52,9 +56,9 @@ class AlphaBetaAgent(Agent):
     def __init__(self, game: str, depth: int | None = None, seconds: float | None = None,
                  seed: int | None = None, evaluator: Evaluator | None = None,
                  tt_size: int = 200_000) -> None:
-        if depth is None and seconds is None:
-            raise UnknownAgentError("alphabeta needs a depth or a time limit")
-        self.depth = depth if depth is not None else MAX_DEPTH
+        #: Whether the depth was chosen (else it is the default, which a time limit lifts).
+        self.depth_given = depth is not None
+        self.depth = depth if depth is not None else MAX_DEPTH if seconds else DEFAULT_DEPTH
         self.seconds = seconds
         self.evaluate = evaluator or get_evaluator(game)
         self.rng = random.Random(seed)
@@ -64,6 +68,7 @@ class AlphaBetaAgent(Agent):
         self.history: dict[Move, int] = {}
         self.counters = {"nodes": 0, "seconds": 0.0, "depth_sum": 0, "moves": 0}
         self._deadline = 0.0
+        self._timed = False
         self.last_value = 0.0
 
     def reset(self) -> None:
@@ -76,7 +81,10 @@ class AlphaBetaAgent(Agent):
     # -- root ----------------------------------------------------------------------------
     def select_move(self, state: GameState) -> Move:
         start = time.perf_counter()
-        self._deadline = start + self.seconds if self.seconds else float("inf")
+        seconds = min((s for s in (self.seconds, self.move_time) if s), default=None)
+        self._timed = bool(seconds)
+        self._deadline = start + seconds if seconds else float("inf")
+        max_depth = MAX_DEPTH if seconds and not self.depth_given else self.depth
         self.killers.clear()
         if len(self.tt) > self.tt_size:  # keep memory bounded across a long game
             self.tt.clear()
@@ -84,7 +92,7 @@ class AlphaBetaAgent(Agent):
         self.rng.shuffle(moves)
         best, done = moves[0], 0
         if len(moves) > 1:
-            for depth in range(1, self.depth + 1):
+            for depth in range(1, max_depth + 1):
                 try:
                     value, move = self._root(state, moves, depth)
                 except _Timeout:
@@ -123,8 +131,8 @@ class AlphaBetaAgent(Agent):
                  ply: int) -> float:
         """Return the value of ``state`` for its side to move, within (alpha, beta)."""
         self.counters["nodes"] += 1
-        if self.counters["nodes"] & 1023 == 0 and time.perf_counter() > self._deadline:
-            raise _Timeout
+        if self._timed and time.perf_counter() > self._deadline:
+            raise _Timeout  # checked at every node: one node of Whistling can take a millisecond
         if state.is_terminal():
             r = state.returns()[state.to_move]
             return r * (WIN - ply) if r else 0.0
@@ -180,7 +188,8 @@ class AlphaBetaAgent(Agent):
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
-    """Build ``alphabeta:D`` or ``alphabeta:t=0.5s`` (or both: ``alphabeta:6,t=2s``)."""
+    """Build ``alphabeta:D`` or ``alphabeta:t=0.5s`` (or both: ``alphabeta:6,t=2s``); no depth
+    means depth 2, or no depth limit under a time limit."""
     positional, opts = parse_options("alphabeta", arg, "depth")
     unknown = set(opts) - {"t", "depth"}
     if unknown:
@@ -189,9 +198,5 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
     depth = int(_number("alphabeta", "depth", depth_text, int, 1)) if depth_text else None
     seconds = None
     if "t" in opts:
-        text = opts["t"].lower()
-        text = text[:-1] if text.endswith("s") else text
-        seconds = _number("alphabeta", "t (seconds)", text, float, 0.001)
-    if depth is None and seconds is None:
-        depth = 2
+        seconds = parse_seconds(opts["t"], "agent alphabeta: t must be")
     return AlphaBetaAgent(game, depth=depth, seconds=seconds, seed=seed)

@@ -10,6 +10,7 @@ object per line, flushed and fsynced) by the parent process only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -33,6 +34,7 @@ from boardzoo.envs.core.registry import state_class
 from .base import INTERACTIVE_KINDS, check_spec, make_agent
 from .distributed import check_backend, ray_games
 from .engine import attach_log
+from .movetime import limit_agents
 from .play import play_from
 from .threads import one_torch_thread
 
@@ -59,13 +61,15 @@ def game_class(game: GameRef) -> type[GameState]:
 @dataclass(frozen=True)
 class Pairing:
     """One scheduled game: its id, the agents in move order and its seed (and the seed of its
-    random opening moves, when it has some: by default ``seed``)."""
+    random opening moves, when it has some: by default ``seed``; and the agents' per-move
+    time limit in seconds, when there is one)."""
 
     id: str
     first: str
     second: str
     seed: int
     opening_seed: int | None = None
+    movetime: float | None = None
 
 
 def game_seed(seed: int, game_id: str) -> int:
@@ -98,6 +102,7 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
                make_agent(pairing.second, cls.name, pairing.seed + 1)]
     logs = ([attach_log(p, log_dir, pairing.id, i) for i, p in enumerate(players)]
             if log_dir is not None else [None, None])
+    limit_agents(players, pairing.movetime)
     opening_seed = pairing.seed if pairing.opening_seed is None else pairing.opening_seed
     record = play_from(cls.start(), players, max_moves=max_plies, opening_moves=opening_moves,
                        opening_seed=opening_seed)
@@ -121,9 +126,12 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
         "plies": record["plies"],
         "seconds": record["seconds"],
         "think_seconds": record["think_seconds"],
+        "think_moves": record["think_moves"],
+        "max_move_seconds": record["max_move_seconds"],
         "move_seconds": record["move_seconds"],
         "agent_stats": [p.stats() for p in players],
         **extra,
+        **({} if pairing.movetime is None else {"movetime": pairing.movetime}),
     }
 
 
@@ -244,6 +252,7 @@ class TournamentConfig:
     games_per_pair: int
     seed: int
     max_plies: int
+    movetime: float | None = None
 
 
 def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None:
@@ -351,24 +360,26 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
                    seed: int = 0, workers: int = 1, resume: bool = False,
                    max_plies: int = DEFAULT_MAX_PLIES, progress: bool = True,
                    stop_after: int | None = None, backend: str = "local",
-                   address: str | None = None) -> list[dict]:
+                   address: str | None = None, movetime: float | None = None) -> list[dict]:
     """Play the missing games of a round robin into ``out``/games.jsonl; return its games.
 
     ``stop_after`` stops after that many newly played games (a planned interruption).
     The returned records are those of this schedule, in schedule order. ``backend="ray"``
     plays the games as Ray tasks (:mod:`.distributed`; ``address`` None starts a local
     instance with ``workers`` CPUs); the records are the same as with the local backend.
+    ``movetime`` limits every agent's thinking per move (seconds; None: no limit).
     """
     agents = [a.strip() for a in agents]
     cls = validate(game, agents, games_per_pair)
     check_backend(backend, address)
     out = Path(out)
-    config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies)
+    config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies, movetime)
     with locked(out):  # held until the games are written: one tournament per folder
         done = _prepare(out, config, resume)
         plan = schedule(agents, games_per_pair, seed)
         finished = {r["id"]: r for r in done}
-        todo = [p for p in plan if p.id not in finished]
+        todo = [dataclasses.replace(p, movetime=movetime) for p in plan
+                if p.id not in finished]
         if stop_after is not None:
             todo = todo[:stop_after]
         logs = out.resolve() / ENGINE_LOGS

@@ -37,6 +37,8 @@ class Agent(ABC):
 
     #: The spec string the agent was built from (``"mcts:400"``).
     spec: str = ""
+    #: Seconds the agent may think per move (None: no limit); searching agents read it.
+    move_time: float | None = None
 
     @abstractmethod
     def select_move(self, state: GameState) -> Move:
@@ -49,6 +51,11 @@ class Agent(ABC):
     def stats(self) -> dict[str, float]:
         """Return search counters since construction (e.g. simulations, nodes, seconds)."""
         return {}
+
+    def set_move_time(self, seconds: float | None) -> None:
+        """Limit each move's thinking to ``seconds`` (None: no limit); agents that search stop
+        there, agents that answer at once ignore it (see :mod:`boardzoo.agents.movetime`)."""
+        self.move_time = seconds
 
     def finish(self, state: GameState) -> None:
         """See the final position of a game ``play_from`` played (a window shows it)."""

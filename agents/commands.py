@@ -10,7 +10,7 @@ from pathlib import Path
 
 from boardzoo.envs.core.game import BoardzooError
 
-from . import report, viewer_commands
+from . import movetime, report, viewer_commands
 from .arena import (
     DEFAULT_MAX_PLIES,
     GAMES_FILE,
@@ -64,7 +64,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             records = run_tournament(args.game, agents, args.games_per_pair, out,
                                      seed=args.seed, workers=args.workers, resume=args.resume,
                                      max_plies=args.max_plies, progress=not args.no_progress,
-                                     backend=args.backend, address=args.address)
+                                     backend=args.backend, address=args.address,
+                                     movetime=args.movetime)
         except KeyboardInterrupt:
             done = len(read_games(out / GAMES_FILE))
             print(f"boardzoo: interrupted; {done} finished game(s) are in {out / GAMES_FILE}: "
@@ -131,6 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="continue the games.jsonl in --out")
     p.add_argument("--max-plies", type=int, default=DEFAULT_MAX_PLIES,
                    help=f"adjudicate a draw after this many plies (default {DEFAULT_MAX_PLIES})")
+    movetime.add_option(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-html", action="store_true",
                    help="skip report.html (the ratings and every game, steppable)")

@@ -142,7 +142,7 @@ class GuiAgent(ActionAgent):
     def finish(self, state: GameState) -> None:
         """Show the final position and its result until the window is clicked or closed."""
         self._last = move_between(self._after, state) or self._last
-        result = state.result() if state.is_terminal() else "game stopped (max moves)"
+        result = state.outcome() if state.is_terminal() else "game stopped (max moves)"
         self._show(Turn(self.actions.from_game_state(state), [], {},
                         message=f"{result}: click or close the window"))
         while not self.window.closed:
@@ -245,7 +245,7 @@ class GuiAgent(ActionAgent):
         """Draw a new picture of ``turn``'s state and make it the turn on screen."""
         actions = self.actions
         game = actions.game_state(turn.state)
-        caption = (f"result: {game.result()}" if game.is_terminal()
+        caption = (game.outcome() if game.is_terminal()
                    else f"to move: {game.player_names[actions.to_move(turn.state)]}")
         self._picture = self.game_spec.render_rgb(turn.state, self._last, caption)
         self.turn = turn

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TextIO
 
@@ -61,18 +62,39 @@ class HumanAgent(Agent):
             try:
                 move = state.parse_move(text)
             except MoveError as exc:
-                self._say(f"rejected {text!r}: {exc}.{_hint(state, text)} "
-                          "Try again ('?' lists legal moves).")
+                starting = moves_from(state, text)
+                if text == first_cell(text) and starting:  # a cell alone: show its moves
+                    self._say(f"moves from {text}: {', '.join(starting)}")
+                else:
+                    self._say(f"rejected {text!r}: {exc}.{_hint(state, text)} "
+                              "Try again ('?' lists legal moves).")
                 continue
             self._after = state.apply(move)
             return move
 
 
+#: A cell in every game's notation: letters then digits (``b1``, ``w19``, ``G19``).
+CELL = re.compile(r"[A-Za-z]+[0-9]+")
+
+
+def first_cell(text: str) -> str:
+    """Return the cell that ``text`` starts with (the whole of ``w19`` in ``w19-G19``), or ""."""
+    match = CELL.match(text.strip())
+    return match.group(0) if match else ""
+
+
+def moves_from(state: GameState, text: str) -> list[str]:
+    """Return the legal moves whose first cell is the first cell of ``text``."""
+    cell = first_cell(text)
+    return [m for m in state.legal_move_strs() if cell and first_cell(m) == cell]
+
+
 def _hint(state: GameState, text: str) -> str:
-    """Return the legal moves that start like ``text`` (e.g. from the same square), if few."""
-    prefix = text.strip()[:2]
-    near = [m for m in state.legal_move_strs() if m.startswith(prefix)]
-    return f" Legal moves starting {prefix!r}: {', '.join(near)}." if 0 < len(near) <= 12 else ""
+    """Return the legal moves from the cell ``text`` starts with, if there are a few."""
+    near = moves_from(state, text)
+    if not 0 < len(near) <= 12:
+        return ""
+    return f" Legal moves starting {first_cell(text)!r}: {', '.join(near)}."
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> HumanAgent:

@@ -35,13 +35,23 @@ class Node:
         self.total = 0.0
 
 
-class MCTSAgent(Agent):
-    """UCT with ``simulations`` new simulations per move (the reused subtree counts extra)."""
+DEFAULT_SIMULATIONS = 200
 
-    def __init__(self, game: str, simulations: int, seed: int | None = None, c: float = 1.0,
-                 playout_cap: int | None = None, evaluator: Evaluator | None = None,
-                 scale: float | None = None, reuse: bool = True) -> None:
-        self.simulations = simulations
+
+class MCTSAgent(Agent):
+    """UCT with ``simulations`` new simulations per move (the reused subtree counts extra).
+
+    With a time limit (:meth:`set_move_time`) the search also stops when the time is up,
+    after at least one simulation; ``simulations`` None means 200 without a time limit and
+    no count limit with one (the search then runs until the time is up)."""
+
+    def __init__(self, game: str, simulations: int | None, seed: int | None = None,
+                 c: float = 1.0, playout_cap: int | None = None,
+                 evaluator: Evaluator | None = None, scale: float | None = None,
+                 reuse: bool = True) -> None:
+        #: Whether the count was chosen (else it is the default, which a time limit lifts).
+        self.count_given = simulations is not None
+        self.simulations = DEFAULT_SIMULATIONS if simulations is None else simulations
         self.c = c
         self.playout_cap = get_playout_cap(game) if playout_cap is None else playout_cap
         self.evaluate = evaluator or get_evaluator(game)
@@ -74,9 +84,12 @@ class MCTSAgent(Agent):
         start = time.perf_counter()
         root = self._root_for(state)
         if len(root.children) + len(root.untried) > 1:
-            for _ in range(self.simulations):
-                self._simulate(root)
-            self.counters["simulations"] += self.simulations
+            if self.move_time is None:
+                for _ in range(self.simulations):
+                    self._simulate(root)
+                self.counters["simulations"] += self.simulations
+            else:
+                self._timed_search(root, start + self.move_time)
         best = max(root.children.items() if root.children else [],
                    key=lambda kv: (kv[1].visits, kv[1].total / max(kv[1].visits, 1)),
                    default=None)
@@ -87,6 +100,17 @@ class MCTSAgent(Agent):
             move, self.root = best
         self.counters["seconds"] += time.perf_counter() - start
         return move
+
+    def _timed_search(self, root: Node, deadline: float) -> None:
+        """Simulate until ``deadline`` (perf_counter) or the count, whichever comes first."""
+        limit = self.simulations if self.count_given else math.inf
+        done = 0
+        while done < limit:
+            self._simulate(root)
+            done += 1
+            if time.perf_counter() >= deadline:
+                break
+        self.counters["simulations"] += done
 
     def _simulate(self, root: Node) -> None:
         """Run one selection-expansion-playout-backup pass from ``root``."""
@@ -156,9 +180,10 @@ def _number(kind: str, name: str, text: str, cast: type, low: float) -> float:
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> MCTSAgent:
-    """Build ``mcts:N`` (optionally ``mcts:N,c=1.0,cap=8``); N defaults to 200."""
+    """Build ``mcts:N`` (optionally ``mcts:N,c=1.0,cap=8``); N defaults to 200 (to no count
+    limit under a time limit)."""
     positional, opts = parse_options("mcts", arg, "simulations")
-    sims = int(_number("mcts", "N (simulations)", positional or "200", int, 1))
+    sims = int(_number("mcts", "N (simulations)", positional, int, 1)) if positional else None
     unknown = set(opts) - {"c", "cap"}
     if unknown:
         raise UnknownAgentError(f"agent mcts: unknown option(s) {sorted(unknown)}; use c=, cap=")

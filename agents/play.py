@@ -32,10 +32,12 @@ def play_from(
     scores as a draw. The record holds ``players`` (specs), ``player_names``, ``scores``
     (1, 0.5 or 0, same order), ``winner`` (0, 1 or None), ``terminated`` (False when
     ``max_moves`` stopped it), ``result``, ``moves`` (canonical), ``plies``, ``seconds``,
-    ``think_seconds`` (per agent), ``move_seconds`` (per ply; 0 for a random opening move)
-    and ``final_position``. An agent that raises :class:`~.base.Forfeit` loses: ``forfeit``
-    is then ``{"player", "reason", "detail"}`` (else None). ``move_info`` (per ply, None where
-    the agent said nothing) is there when some agent reported on its moves.
+    ``think_seconds`` (per agent), ``think_moves`` (moves each agent chose),
+    ``max_move_seconds`` (each agent's longest move), ``move_seconds`` (per ply; 0 for a
+    random opening move) and ``final_position``. An agent that raises
+    :class:`~.base.Forfeit` loses: ``forfeit`` is then ``{"player", "reason", "detail"}``
+    (else None). ``move_info`` (per ply, None where the agent said nothing) is there when
+    some agent reported on its moves.
     """
     forfeit: dict[str, Any] | None = None
     for i, agent in enumerate(agents):
@@ -47,7 +49,7 @@ def play_from(
     opening = random.Random(opening_seed)
     moves: list[str] = []
     infos: list[dict[str, Any] | None] = []
-    think = [0.0, 0.0]
+    think, think_moves, longest = [0.0, 0.0], [0, 0], [0.0, 0.0]
     move_seconds: list[float] = []  # per ply: what a replay shows next to each move
     started = time.perf_counter()
     if show:
@@ -70,6 +72,8 @@ def play_from(
             think[side] += spent
             if forfeit is not None:
                 break
+            think_moves[side] += 1
+            longest[side] = max(longest[side], spent)
             move_seconds.append(round(spent, 4))
             info = agents[side].move_info() or None
         infos.append(info)
@@ -100,6 +104,8 @@ def play_from(
         "plies": len(moves),
         "seconds": round(time.perf_counter() - started, 4),
         "think_seconds": [round(t, 4) for t in think],
+        "think_moves": think_moves,
+        "max_move_seconds": [round(t, 4) for t in longest],
         "move_seconds": move_seconds,
         "final_position": state.to_text(),
         **extra,

@@ -11,6 +11,7 @@ instead (counted in ``stats()["illegal"]``).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -26,12 +27,17 @@ class ActionAgent(Agent):
     (``self.actions``) and plays a whole turn as the actions that make it up."""
 
     actions: Any
+    #: perf_counter time by which this move's actions must be chosen (None: no time limit);
+    #: one deadline for the whole turn, so a Whistling chain's hops share the move's time.
+    move_deadline: float | None = None
 
     def select_action(self, state: Any) -> int:
         """Return the action to take in action state ``state``."""
         raise NotImplementedError
 
     def select_move(self, state: GameState) -> Move:
+        limit = self.move_time
+        self.move_deadline = None if limit is None else time.perf_counter() + limit
         actions = self.actions
         s = actions.from_game_state(state)
         while True:

@@ -85,10 +85,10 @@ class Replay:
         return self.moves[ply - 1] if ply else None
 
     def status(self, ply: int) -> str:
-        """Return the env's status line of a position (``to move: ...`` or ``result: ...``)."""
+        """Return the env's status line of a position (``to move: ...`` or ``black wins``)."""
         state = self.states[ply]
         if state.is_terminal():
-            return f"result: {state.result()}"
+            return state.outcome()
         return f"to move: {state.player_names[state.to_move]}"
 
     def frame(self, ply: int) -> np.ndarray:

@@ -31,15 +31,35 @@ def build(records: Sequence[dict], agents: Sequence[str] | None = None,
     return from_ratings(ratings, records, prior)
 
 
+def move_times(records: Sequence[dict]) -> dict[str, tuple[float, float]]:
+    """Return each agent's mean and max seconds per move, from the records' ``think_seconds``,
+    ``think_moves`` and ``max_move_seconds`` (games recorded without them are left out)."""
+    spent: dict[str, list[float]] = {}  # agent -> [seconds, moves, longest]
+    for rec in records:
+        if "think_moves" not in rec or "max_move_seconds" not in rec:
+            continue
+        for k, agent in enumerate(rec["players"]):
+            acc = spent.setdefault(agent, [0.0, 0, 0.0])
+            acc[0] += rec["think_seconds"][k]
+            acc[1] += rec["think_moves"][k]
+            acc[2] = max(acc[2], rec["max_move_seconds"][k])
+    return {a: (round(sec / moves, 4), round(longest, 4))
+            for a, (sec, moves, longest) in spent.items() if moves}
+
+
 def from_ratings(r: Ratings, records: Sequence[dict], prior: float) -> dict:
     """Return the JSON-ready report of fitted ratings."""
     games, score, draws = r.games.sum(1), r.score.sum(1), r.draws.sum(1)
+    times = move_times(records)
     rows = []
     for i in np.argsort(-r.rating, kind="stable"):
+        mean_s, max_s = times.get(r.players[i], (None, None))
         rows.append({
             "agent": r.players[i],
             "rating": round(float(r.rating[i]), 1),
             "ci95": round(float(r.ci[i]), 1),
+            "mean_move_seconds": mean_s,
+            "max_move_seconds": max_s,
             "games": int(games[i]),
             "score": round(float(score[i] / games[i]), 4) if games[i] else None,
             "draw_rate": round(float(draws[i] / games[i]), 4) if games[i] else None,
@@ -62,14 +82,22 @@ def from_ratings(r: Ratings, records: Sequence[dict], prior: float) -> dict:
     }
 
 
+def seconds(value: float | None) -> str:
+    """Return a time per move for the tables ("—" where the games did not record it)."""
+    return "—" if value is None else f"{value:.3f}"
+
+
 def markdown(report: dict) -> str:
     """Return the ranking table and the score matrix as Markdown."""
     lines = [f"Ratings: Bradley-Terry ML on the Elo scale, {report['anchor']} = 0, "
-             f"95% CI; {report['games']} games (mean {report['mean_plies']} plies).", "",
-             "| # | agent | rating | 95% CI | games | score | draws |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             f"95% CI; {report['games']} games (mean {report['mean_plies']} plies); "
+             "s/move, max s: mean and longest seconds per move.", "",
+             "| # | agent | rating | 95% CI | s/move | max s | games | score | draws |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for k, row in enumerate(report["ranking"], 1):
         lines.append(f"| {k} | {row['agent']} | {row['rating']:.0f} | ±{row['ci95']:.0f} | "
+                     f"{seconds(row.get('mean_move_seconds'))} | "
+                     f"{seconds(row.get('max_move_seconds'))} | "
                      f"{row['games']} | {100 * row['score']:.1f}% | "
                      f"{100 * row['draw_rate']:.1f}% |")
     order = [row["agent"] for row in report["ranking"]]

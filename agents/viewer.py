@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -19,7 +20,12 @@ from boardzoo.envs.core.board_view import BoardView, hex_colour
 from boardzoo.envs.core.game import BoardzooError
 
 from .replay import Replay, replay
+from .report import seconds
 
+#: Screen pixels between neighbouring cell centres that a board is shown with at least (why:
+#: the 417 small hexagons and 41 column letters of Whistling in 480 pixels were unreadable).
+CELL_PIXELS = 36
+MIN_WIDTH = 480
 #: Characters that stand for the piece tokens of a board on the page ("." is an empty cell).
 TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 HTML_FILE = "report.html"
@@ -45,8 +51,28 @@ def board_data(view: BoardView) -> tuple[dict, dict[str, str]]:
         "radius": round(view.radius, 1),
         "glyphs": glyphs,
         "labels": [[round(lb.x, 1), round(lb.y, 1), lb.text] for lb in view.labels],
+        "display": display_width(view),
+        "legend": legend(view, chars),
     }
     return data, chars
+
+
+def display_width(view: BoardView) -> int:
+    """Return the width in screen pixels to show a board at: 480, or more where its cells sit
+    closer than :data:`CELL_PIXELS` apart at that width."""
+    (x0, y0), rest = view.centres[0], view.centres[1:]
+    spacing = min((math.hypot(x - x0, y - y0) for x, y in rest), default=view.width)
+    return max(MIN_WIDTH, math.ceil(view.width * CELL_PIXELS / spacing))
+
+
+def legend(view: BoardView, chars: dict[str, str]) -> list[list]:
+    """Return the board's key: ``[name, [piece characters]]`` per name, in the legend's order
+    (``["king", ["K", "k"]]``: the pieces of both sides that the name stands for)."""
+    groups: dict[str, list[str]] = {}
+    for token, name in view.legend.items():
+        if token in chars:
+            groups.setdefault(name, []).append(chars[token])
+    return [[name, tokens] for name, tokens in groups.items()]
 
 
 def game_data(game: Replay, view: BoardView, chars: dict[str, str]) -> dict:
@@ -99,12 +125,14 @@ def ratings_html(report: dict) -> str:
     """Return the ratings table (with 95% intervals) and the crosstable as HTML."""
     e = html.escape
     rows = ["<table id='ratings'><tr><th>#</th><th>agent</th><th>rating</th><th>95% CI</th>"
-            "<th>games</th><th>score</th><th>draws</th></tr>"]
+            "<th>s/move</th><th>max s</th><th>games</th><th>score</th><th>draws</th></tr>"]
     for k, r in enumerate(report["ranking"], 1):
         score = "" if r["score"] is None else f"{100 * r['score']:.1f}%"
         draws = "" if r["draw_rate"] is None else f"{100 * r['draw_rate']:.1f}%"
         rows.append(f"<tr><td>{k}</td><td>{e(r['agent'])}</td><td>{r['rating']:.0f}</td>"
-                    f"<td>&plusmn;{r['ci95']:.0f}</td><td>{r['games']}</td><td>{score}</td>"
+                    f"<td>&plusmn;{r['ci95']:.0f}</td>"
+                    f"<td>{seconds(r.get('mean_move_seconds'))}</td>"
+                    f"<td>{seconds(r.get('max_move_seconds'))}</td><td>{r['games']}</td><td>{score}</td>"
                     f"<td>{draws}</td></tr>")
     rows.append("</table>")
     order = [r["agent"] for r in report["ranking"]]
@@ -124,6 +152,7 @@ def ratings_html(report: dict) -> str:
     anchor = html.escape(str(report["anchor"]))
     intro = (f"<p>Bradley-Terry ratings on the Elo scale, {anchor} = 0, 95% confidence "
              f"intervals; {report['games']} games (mean {report['mean_plies']} plies). "
+             "s/move and max s: the agent's mean and longest time per move. "
              "The crosstable gives the row agent's score against the column agent "
              "(games in brackets).</p>")
     return intro + "\n".join(rows)

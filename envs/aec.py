@@ -221,7 +221,7 @@ class BoardGameEnv(AECEnv):
 
     def _status_line(self) -> str:
         if self.game.is_terminal():
-            return f"result: {self.game.result()}"
+            return self.game.outcome()
         if self._truncated():
             return "result: truncated (max_moves)"
         return f"to move: {self.game.player_names[self.actions.to_move(self.action_state)]}"

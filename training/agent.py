@@ -111,7 +111,7 @@ class NetAgent(ActionAgent):
             logits, _ = self.evaluate([state])
             return int(legal[int(np.argmax(logits[0][legal]))])
         search = run_search(game, self.evaluate, state, self.search_cfg, self.rng,
-                            self.simulations, add_noise=False)
+                            self.simulations, add_noise=False, deadline=self.move_deadline)
         return int(search.root.actions[search.choose(0.0)])
 
 

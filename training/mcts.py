@@ -31,6 +31,7 @@ Roots:
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -267,11 +268,14 @@ class Search:
 
 
 def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Generator,
-               simulations: int, add_noise: bool = False) -> Search:
-    """Run one search with ``net_eval(list of states) -> (logits (B, A), values (B,))``."""
+               simulations: int, add_noise: bool = False, deadline: float | None = None) -> Search:
+    """Run one search with ``net_eval(list of states) -> (logits (B, A), values (B,))``; stop
+    early, after at least one simulation, once time.perf_counter() passes ``deadline``."""
     search = Search(game, cfg, rng, state_or_node, add_noise=add_noise, simulations=simulations)
     search.prepare_root()
     while not search.finished():
+        if deadline is not None and search.done and time.perf_counter() >= deadline:
+            break
         leaf = search.select()
         if leaf is not None:
             logits, values = net_eval([leaf.state])

@@ -8,6 +8,10 @@ from pathlib import Path
 
 from .config import ConfigError
 
+#: Written in the evaluation panel of a run that has not been evaluated yet.
+NO_EVAL_NOTE = ("no evaluation yet:\nthe run evaluates every eval.every iterations\n"
+                "and after its last one")
+
 
 class RunNotFoundError(ConfigError):
     """A run folder without the metrics a plot needs (or no matplotlib to draw it)."""
@@ -82,6 +86,9 @@ def plot_run(run: str | Path, output: str | Path | None = None) -> Path:
     ax.set_xlabel("iteration")
     if opponents:
         ax.legend(fontsize=8)
+    else:  # an empty panel alone reads as a broken plot
+        ax.text(0.5, 0.5, NO_EVAL_NOTE, ha="center", va="center", transform=ax.transAxes,
+                color="dimgrey")
     from matplotlib.ticker import MaxNLocator
 
     for row in axes:

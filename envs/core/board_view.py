@@ -9,7 +9,7 @@ so a page can hold every position of many games in little space. The looks follo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .board8 import FILES, parse_square
@@ -61,10 +61,13 @@ class BoardView:
     pieces: Callable[[Any], list[str]]
     #: ``marked(action_state, last_move)``: the cells to highlight.
     marked: Callable[[Any, str | None], list[int]]
+    #: What each piece token stands for (``"K": "king"``, ``"x": "x, moves first"``): the key
+    #: shown beside the board.
+    legend: Mapping[str, str] = field(default_factory=dict)
 
 
 def board8_view(glyphs: Mapping[str, Glyph], pieces: Callable[[Any], list[str]],
-                cell: int = 64) -> BoardView:
+                cell: int = 64, legend: Mapping[str, str] | None = None) -> BoardView:
     """Return the view of an 8x8 board drawn like ``draw_board8`` (a1 bottom-left)."""
     margin = cell // 2
     size = 8 * cell + 2 * margin
@@ -82,7 +85,7 @@ def board8_view(glyphs: Mapping[str, Glyph], pieces: Callable[[Any], list[str]],
                    Label(margin / 2, margin + (7 - i) * cell + cell / 2, str(i + 1)),
                    Label(size - margin / 2, margin + (7 - i) * cell + cell / 2, str(i + 1))]
     return BoardView(size, size, FRAME, shapes, centres, fills, None, HIGHLIGHT,
-                     cell * 3 / 8, glyphs, labels, pieces, move_squares)
+                     cell * 3 / 8, glyphs, labels, pieces, move_squares, dict(legend or {}))
 
 
 def move_squares(state: Any, last_move: str | None) -> list[int]:

@@ -111,6 +111,21 @@ class GameState(ABC):
         w = self.winner()
         return "draw" if w is None else self.player_names[w]
 
+    def draw_reason(self) -> str | None:
+        """Return the rule that drew a finished game (``"threefold repetition"``), or None."""
+        return None  # games that know their draw rules say which one ended the game
+
+    def outcome(self) -> str:
+        """Return a finished game's result in words: ``"black wins"``, ``"draw: threefold
+        repetition"`` (``"draw"`` where the game names no rule); ``"ongoing"`` before."""
+        if not self.is_terminal():
+            return "ongoing"
+        w = self.winner()
+        if w is not None:
+            return f"{self.player_names[w]} wins"
+        reason = self.draw_reason()
+        return f"draw: {reason}" if reason else "draw"
+
     # -- notation -----------------------------------------------------------------
     @abstractmethod
     def move_to_str(self, move: Move) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.board_view import BoardView, board8_view
-from .render import GLYPHS
+from .render import GLYPHS, LEGEND
 from .rules import State
 
 
@@ -14,4 +14,4 @@ def pieces(state: State) -> list[str]:
 
 def board_view() -> BoardView:
     """Return the LOA board view."""
-    return board8_view(GLYPHS, pieces)
+    return board8_view(GLYPHS, pieces, legend=LEGEND)

@@ -12,6 +12,7 @@ GLYPHS = {
     "b": Glyph(fill=(20, 20, 20), outline=(200, 200, 200)),
     "w": Glyph(fill=(250, 250, 250), outline=(30, 30, 30)),
 }
+LEGEND = {"b": "black", "w": "white"}
 
 
 def render_rgb(state: State, last_move: str | None, caption: str) -> np.ndarray:
@@ -22,4 +23,4 @@ def render_rgb(state: State, last_move: str | None, caption: str) -> np.ndarray:
     if last_move:
         caption += f"   last move: {last_move}"
     return draw_board8(state.cells(), GLYPHS, highlight=marked,
-                       legend={"b": "black", "w": "white"}, caption=caption)
+                       legend=LEGEND, caption=caption)

@@ -213,6 +213,11 @@ class State(GameState):
     def winner(self) -> int | None:
         return self._over[1]
 
+    def draw_reason(self) -> str | None:
+        if not self._over[0] or self._over[1] is not None:
+            return None
+        return f"move cap ({MOVE_CAP} plies)" if self._ply >= MOVE_CAP else "threefold repetition"
+
     def is_terminal(self) -> bool:
         return self._over[0]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.board_view import BoardView, board8_view
-from .render import FROZEN, GLYPHS
+from .render import FROZEN, GLYPHS, LEGEND
 from .rules import State
 
 
@@ -16,4 +16,4 @@ def pieces(state: State) -> list[str]:
 
 def board_view() -> BoardView:
     """Return the Ultima board view."""
-    return board8_view(GLYPHS, pieces)
+    return board8_view(GLYPHS, pieces, legend=LEGEND)

@@ -165,6 +165,18 @@ class State(GameState):
     def winner(self) -> int | None:
         return self._judge()[1]
 
+    def draw_reason(self) -> str | None:
+        over, winner = self._judge()
+        if not over or winner is not None:
+            return None
+        if self.board.count(0) == 62:  # the order of _judge (spec 9)
+            return "bare kings"
+        if self.halfmove >= NO_CAPTURE_LIMIT:
+            return f"{NO_CAPTURE_LIMIT} plies without capture"
+        if self.history.count(self.history[-1]) >= REPETITIONS:
+            return "threefold repetition"
+        return f"ply cap ({PLY_CAP} plies)"
+
     def is_terminal(self) -> bool:
         return self._judge()[0]
 

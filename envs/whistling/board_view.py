@@ -15,6 +15,8 @@ from .notation import spell
 TOKENS = ("x", "o")
 GLYPHS = {t: Glyph(fill=render.STONE[i][0], outline=render.STONE[i][1])
           for i, t in enumerate(TOKENS)}
+#: The colour key: which stones are the side ``x`` and which ``o`` of the notation.
+LEGEND = {"x": "x (moves first)", "o": "o (moves second)"}
 
 
 def pieces(state: HopState) -> list[str]:
@@ -48,4 +50,4 @@ def board_view() -> BoardView:
                    Label(margin + dx * (NUM_COLUMNS - first + 2) + 6, py, str(r))]
     return BoardView(width, height, render.BACKGROUND, shapes, centres,
                      [render.BOARD_FILL] * NUM_CELLS, render.BOARD_EDGE, render.HIGHLIGHT,
-                     side * 0.62, GLYPHS, labels, pieces, marked)
+                     side * 0.62, GLYPHS, labels, pieces, marked, LEGEND)

@@ -271,6 +271,11 @@ class State(GameState):
     def is_terminal(self) -> bool:
         return not self._has_turns()
 
+    def draw_reason(self) -> str | None:
+        if self.is_terminal() and self.winner() is None and self.quiet >= DRAW_QUIET:
+            return f"{DRAW_QUIET} turns without capture"
+        return None
+
     def _has_turns(self) -> bool:
         """Return True when the side to move has a legal turn (a chain search always has)."""
         if self._turns is not None:
