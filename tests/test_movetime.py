@@ -148,8 +148,8 @@ def test_tournament_records_and_checks_its_movetime(tmp_path) -> None:
     mcts_moves = sum(r["think_moves"][r["players"].index("mcts:50")] for r in records)
     assert mcts_moves > 0
     assert json.loads((tmp_path / "tournament.json").read_text())["movetime"] == 0.002
-    with pytest.raises(ArenaError, match="movetime"):
-        run_tournament(TicTacToe, ["random", "mcts:50"], 3, tmp_path, progress=False,
+    with pytest.raises(ArenaError, match="movetime"):  # the same tournament, another limit
+        run_tournament(TicTacToe, ["random", "mcts:50"], 2, tmp_path, progress=False,
                        resume=True)
     plain = run_tournament(TicTacToe, ["random", "mcts:50"], 1, tmp_path / "plain",
                            progress=False)
