@@ -13,6 +13,7 @@ from test_whistling_chains import HUGE, HUGE_TURNS, A, sparse_positions
 
 from boardzoo.cli import main
 from boardzoo.envs.whistling import chains
+from boardzoo.envs.whistling.batched_search import per_game_actions
 from boardzoo.envs.whistling.hexgrid import CELL_NAMES, CELLS, COORD_INDEX, DIRECTIONS
 from boardzoo.envs.whistling.rules import State
 
@@ -120,6 +121,15 @@ def test_layered_search_matches_the_memo_search(layered):
         for a in A.legal_actions(hop):  # one hop in, the continuations agree too
             (h2, t1), (m2, t2) = A.apply_action(hop, a), A.apply_action(mem, a)
             assert t1 == t2 and (t1 is not None or A.legal_actions(h2) == A.legal_actions(m2))
+
+
+def test_batched_engines_per_game_search_continues_the_issues_chains():
+    s = A.initial_state(ISSUE)
+    for a in A.legal_actions(s)[:2]:
+        after, text = A.apply_action(s, a)
+        assert text is None  # mid-chain: the per-game search continues from the node
+        x, o, cell, last = A.board(after)
+        assert per_game_actions(x, o, cell, last) == A.legal_actions(after)
 
 
 def test_layered_search_counts_the_huge_position(layered):

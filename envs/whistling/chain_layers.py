@@ -75,9 +75,11 @@ class LayeredSearch:
     """Every chain node of one capturing stone, its best capture (``best``), the number of
     maximal chains (``count``) and, on demand, their hops (``kids``)."""
 
-    def __init__(self, own: int, enemy: int, start: int, max_nodes: int) -> None:
-        """Search the chains of the stone on ``start`` (own stones ``own``) against ``enemy``;
-        raise OverflowError past ``max_nodes`` nodes."""
+    def __init__(self, own: int, enemy: int, start: int, max_nodes: int,
+                 last: int = -1) -> None:
+        """Search the chains of the stone on ``start`` (own stones ``own``; ``last``: the
+        direction of a hop already made, else -1) against ``enemy``; raise OverflowError
+        past ``max_nodes`` nodes."""
         t = _static()
         self.cells = cells_of(enemy)
         m = len(self.cells)
@@ -109,7 +111,7 @@ class LayeredSearch:
             has = (np.arange(256) >> bit) & 1 == 1
             top[:, b, has] = np.maximum(top[:, b, has], proj[:, j:j + 1])
         self.top = top
-        self.root = (((1 << m) - 1) << 11) | (start << 2) | 3
+        self.root = (((1 << m) - 1) << 11) | (start << 2) | (3 if last < 0 else last % 3)
         self.layers: dict[int, np.ndarray] = {}
         self._good: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._kids: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
@@ -176,9 +178,11 @@ class LayeredSearch:
         pending: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {
             self.m: [(np.array([self.root], np.int64), np.array([1], np.int64))]}
         nodes, floor, counts, dtype, total = 0, self.m, np.ones(1, np.int64), np.int64, 0
+        held = 1  # children waiting in ``pending`` (16 bytes each: key and count)
         for p in range(self.m, -1, -1):
             if p not in pending:
                 continue
+            held -= sum(len(k) for k, _ in pending[p])
             keys, counts = _merge(pending.pop(p))
             self.layers[p] = keys
             floor = p
@@ -208,10 +212,13 @@ class LayeredSearch:
                             continue
                         bucket = pending.setdefault(qq, [])
                         bucket.append((ch, cc))
+                        held += len(ch)
                         if len(bucket) > 8 and sum(len(k) for k, _ in bucket) > _COMPACT:
+                            held -= sum(len(k) for k, _ in bucket)
                             pending[qq] = [_merge(bucket)]
-                            if nodes + len(pending[qq][0][0]) > max_nodes:  # refuse early
-                                raise OverflowError(nodes)
+                            held += len(pending[qq][0][0])
+                        if nodes + 2 * held > max_nodes:  # the memory bound, before the merge
+                            raise OverflowError(nodes)
         self.floor = floor
         #: The most stones this stone's chains capture.
         self.best = self.m - floor

@@ -9,9 +9,13 @@ capturing hops, once per position; first hops, continuations, the number of maxi
 turns (a counting pass over the same memo) and membership then cost memo look-ups, and
 the turns themselves are only ever produced lazily (:meth:`Chains.turns`).
 
-Bounds: memory is the memo, one entry per node reachable from a capturer by capturing
-hops; each entry holds at most 6 x 20 hops, and a chain is at most as long as the enemy
-stones it captures. The turn generators keep one path per level on a stack.
+Past ``SWITCH_NODES`` memo nodes (a stone among many scattered enemy stones: millions of
+nodes) the position is searched again by :class:`.chain_layers.LayeredSearch`, which keeps
+no Python object per node; ``hops`` then reads its hops of maximal chains instead.
+
+Bounds: memory is the search, one node per (cell, last hop, enemy stones left) reachable
+from a capturer by capturing hops (memo: each entry holds at most 6 x 20 hops; layered:
+8 bytes, up to ``MAX_NODES``). The turn generators keep one path per level on a stack.
 """
 
 from __future__ import annotations
@@ -29,11 +33,12 @@ from .notation import CRUSH, WHISTLE, turn_to_str
 #: games needed at most 202 nodes), the layered one (about 10 times less CPU and 50 times
 #: less memory per node) for a stone among many scattered enemy stones.
 SWITCH_NODES = 2_000
-#: Most chain nodes one position's layered search may hold (8 bytes each, plus one layer's
-#: temporaries): past it the position is refused with :class:`ChainLimitError`. Why a limit:
-#: the nodes can grow exponentially with the enemy stones, and exact maximum capture needs
-#: every one of them; this bound keeps a refused search under about 500 MB.
-MAX_NODES = 16_000_000
+#: Most chain nodes one position's layered search may hold, counting each child waiting to
+#: be merged into its layer as two (8 bytes a node, 16 a waiting child): past it the position
+#: is refused with :class:`ChainLimitError`. Why a limit: the nodes can grow exponentially
+#: with the enemy stones, and exact maximum capture needs every one of them; this bound keeps
+#: a search, answered or refused, under about 400 MB (measured, bench/whistling_chains.py).
+MAX_NODES = 20_000_000
 #: The memo's own bound where the layered search cannot number the enemy stones (more than
 #: ``chain_layers.MAX_STONES``; no game reaches it, each side has 21 stones).
 MEMO_NODES = 200_000
@@ -50,10 +55,10 @@ class _Full(Exception):
     """The memo search went past its node budget."""
 
 
-def _memo_search(own: int, enemy: int, capturers: list[int], mx: list[int],
-                 limit: int) -> tuple[dict[int, int], dict[int, Memo]]:
-    """Return (best count, memo) per capturer from the per-node memo search; raise _Full past
-    ``limit`` nodes in all."""
+def _memo_search(own: int, enemy: int, capturers: list[int], mx: list[int], limit: int,
+                 last: int) -> tuple[dict[int, int], dict[int, Memo]]:
+    """Return (best count, memo) per capturer (whose last hop went ``last``) from the
+    per-node memo search; raise _Full past ``limit`` nodes in all."""
     extremes: dict[int, list[int]] = {enemy: mx}
     memos: dict[int, Memo] = {}
     best_of: dict[int, int] = {}
@@ -80,7 +85,7 @@ def _memo_search(own: int, enemy: int, capturers: list[int], mx: list[int],
                 raise _Full
             return b
 
-        best_of[s] = best(s, -1, enemy)
+        best_of[s] = best(s, last, enemy)
     return best_of, memos
 
 
@@ -98,20 +103,21 @@ class Chains:
     __slots__ = ("enemy", "n", "starts", "memos", "layered", "crushes", "_counts")
 
     def __init__(self, own: int, enemy: int, capturers: list[int], crushes: list[Turn],
-                 mx: list[int]) -> None:
-        """Search every capturer of ``own`` against ``enemy`` (``mx``: the closer-rule maxima)."""
+                 mx: list[int], last: int = -1) -> None:
+        """Search every capturer of ``own`` against ``enemy`` (``mx``: the closer-rule maxima;
+        ``last``: the direction of a hop already made, mid-chain, else -1)."""
         numbered = enemy.bit_count() <= MAX_STONES
         limit = min(SWITCH_NODES if numbered else MEMO_NODES, MAX_NODES)
         layered: dict[int, LayeredSearch] = {}
         try:
-            best_of, memos = _memo_search(own, enemy, capturers, mx, limit)
+            best_of, memos = _memo_search(own, enemy, capturers, mx, limit, last)
         except _Full:
             if not numbered or MAX_NODES <= limit:
                 raise ChainLimitError(_refusal(limit)) from None
             memos, budget = {}, MAX_NODES
             for s in capturers:
                 try:
-                    layered[s] = LayeredSearch(own, enemy, s, budget)
+                    layered[s] = LayeredSearch(own, enemy, s, budget, last)
                 except OverflowError:
                     raise ChainLimitError(_refusal(MAX_NODES)) from None
                 budget -= layered[s].size()
@@ -132,9 +138,8 @@ class Chains:
     def hops(self, start: int, cell: int, last: int, left: int, need: int) -> list[Hop]:
         """Return the hops from a node of ``start``'s chains that still capture ``need`` stones
         in all (``need`` is the node's best count on a maximal chain)."""
-        layered = self.layered.get(start)
-        if layered is not None:
-            return layered.kids(cell, last, left)
+        if self.layered:  # why not .get first: ordinary play never has a layered search
+            return self.layered[start].kids(cell, last, left)
         memo = self.memos[start]
         out = []
         for d, dest, c in memo[cell, last, left][1]:
