@@ -155,7 +155,7 @@ def test_refusal_beyond_the_bound_is_one_line(monkeypatch, capsys):
     assert "50,000 chain nodes" in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.skipif(not os.environ.get("BOARDZOO_SLOW"), reason="~10-30 s; set BOARDZOO_SLOW=1")
+@pytest.mark.skipif(not os.environ.get("BOARDZOO_SLOW"), reason="~10-90 s; set BOARDZOO_SLOW=1")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_twenty_scattered_stones_are_answered(seed):
     state = State.from_text(scattered(seed, 20))
