@@ -30,7 +30,7 @@ from .notation import CRUSH, WHISTLE, turn_to_str
 
 #: Chain nodes the per-node memo may hold before the layered search (:mod:`.chain_layers`)
 #: takes over: the memo is the faster one for the small searches of ordinary play (40 random
-#: games needed at most 202 nodes), the layered one (about 10 times less CPU and 50 times
+#: games needed at most 202 nodes), the layered one (about 10 times less CPU and 25 times
 #: less memory per node) for a stone among many scattered enemy stones.
 SWITCH_NODES = 2_000
 #: Most chain nodes one position's layered search may hold, counting each child waiting to
