@@ -23,8 +23,10 @@ import torch
 
 from .actions import HOP_ACTION, WhistlingActions
 from .batched_tables import NEG, SENT
-from .hexgrid import BIT, MAX_DISTANCE, NUM_CELLS
-from .rules import State, capture_hops
+from .chains import Chains
+from .hexgrid import MAX_DISTANCE, NUM_CELLS, cells_of
+from .movegen import _extremes
+from .rules import State
 
 RAY = 6 * (MAX_DISTANCE + 1)  # ray table entries per cell
 ZONE = 6 * MAX_DISTANCE * 2  # zone table entries per cell
@@ -190,22 +192,9 @@ def per_game_actions(own: int, enemy: int, mover: int, last: int) -> list[int]:
     if mover < 0:  # the first hops, from the rules engine's search (never the turn list)
         actions = WhistlingActions()
         return actions.legal_actions(actions.from_game_state(State(own, enemy)))
-    rest = own ^ BIT[mover]  # the moving stone never blocks itself
-    extremes: dict[int, list[int]] = {}
-    memo: dict[tuple[int, int, int], int] = {}
-
-    def best(cell: int, d: int, left: int) -> int:
-        key = (cell, d, left)
-        got = memo.get(key)
-        if got is None:
-            got = 0
-            for d2, dest, c in capture_hops(cell, d, rest | left, left, extremes):
-                got = max(got, c.bit_count() + best(dest, d2, left & ~c))
-            memo[key] = got
-        return got
-
-    hops = capture_hops(mover, last, rest | enemy, enemy, extremes)
-    values = [c.bit_count() + best(dest, d, enemy & ~c) for d, dest, c in hops]
-    top = max(values, default=0)
+    if not enemy:
+        return []
+    # the rules engine's search from the chain node (bounded like a position's search)
+    chains = Chains(own, enemy, [mover], [], _extremes(cells_of(enemy)), last)
     return [HOP_ACTION[mover * NUM_CELLS + dest]
-            for (_, dest, _), v in zip(hops, values, strict=True) if v == top]
+            for _, dest, _ in chains.hops(mover, mover, last, enemy, chains.n)]

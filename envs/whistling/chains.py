@@ -9,9 +9,13 @@ capturing hops, once per position; first hops, continuations, the number of maxi
 turns (a counting pass over the same memo) and membership then cost memo look-ups, and
 the turns themselves are only ever produced lazily (:meth:`Chains.turns`).
 
-Bounds: memory is the memo, one entry per node reachable from a capturer by capturing
-hops; each entry holds at most 6 x 20 hops, and a chain is at most as long as the enemy
-stones it captures. The turn generators keep one path per level on a stack.
+Past ``SWITCH_NODES`` memo nodes (a stone among many scattered enemy stones: millions of
+nodes) the position is searched again by :class:`.chain_layers.LayeredSearch`, which keeps
+no Python object per node; ``hops`` then reads its hops of maximal chains instead.
+
+Bounds: memory is the search, one node per (cell, last hop, enemy stones left) reachable
+from a capturer by capturing hops (memo: each entry holds at most 6 x 20 hops; layered:
+8 bytes, up to ``MAX_NODES``). The turn generators keep one path per level on a stack.
 """
 
 from __future__ import annotations
@@ -19,15 +23,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..core.game import PositionError
+from .chain_layers import MAX_STONES, LayeredSearch
 from .hexgrid import BIT, CELL_NAMES, cells_of
 from .movegen import Turn, _new, capture_hops
 from .notation import CRUSH, WHISTLE, turn_to_str
 
-#: Most chain nodes one position's search may memoise (about 650 bytes and 50 us each):
-#: past it the position is refused with :class:`ChainLimitError`. Why a limit: the number
-#: of nodes can grow exponentially with the enemy stones (a lone stone among 20 scattered
-#: ones can reach millions of subsets of them), and exact maximum capture needs them all.
-MAX_NODES = 200_000
+#: Chain nodes the per-node memo may hold before the layered search (:mod:`.chain_layers`)
+#: takes over: the memo is the faster one for the small searches of ordinary play (40 random
+#: games needed at most 202 nodes), the layered one (about 10 times less CPU and 25 times
+#: less memory per node) for a stone among many scattered enemy stones.
+SWITCH_NODES = 2_000
+#: Most chain nodes one position's layered search may hold, counting each child waiting to
+#: be merged into its layer as two (8 bytes a node, 16 a waiting child): past it the position
+#: is refused with :class:`ChainLimitError`. Why a limit: the nodes can grow exponentially
+#: with the enemy stones, and exact maximum capture needs every one of them; this bound keeps
+#: a search, answered or refused, under about 400 MB (measured, bench/whistling_chains.py).
+MAX_NODES = 20_000_000
+#: The memo's own bound where the layered search cannot number the enemy stones (more than
+#: ``chain_layers.MAX_STONES``; no game reaches it, each side has 21 stones).
+MEMO_NODES = 200_000
 
 Hop = tuple[int, int, int]  # (direction, destination cell, bitmask of the stones captured)
 Memo = dict[tuple[int, int, int], tuple[int, list[Hop]]]  # node -> (best count, its hops)
@@ -37,54 +51,86 @@ class ChainLimitError(PositionError):
     """A position whose maximum-capture search needs more than ``MAX_NODES`` chain nodes."""
 
 
+class _Full(Exception):
+    """The memo search went past its node budget."""
+
+
+def _memo_search(own: int, enemy: int, capturers: list[int], mx: list[int], limit: int,
+                 last: int) -> tuple[dict[int, int], dict[int, Memo]]:
+    """Return (best count, memo) per capturer (whose last hop went ``last``) from the
+    per-node memo search; raise _Full past ``limit`` nodes in all."""
+    extremes: dict[int, list[int]] = {enemy: mx}
+    memos: dict[int, Memo] = {}
+    best_of: dict[int, int] = {}
+    budget = [limit]  # shared by all capturers' searches
+    for s in capturers:
+        rest = own ^ BIT[s]  # the moving stone's start cell is empty for the whole turn
+        memo: Memo = {}
+        memos[s] = memo
+
+        def best(cell: int, last: int, left: int, rest: int = rest, memo: Memo = memo) -> int:
+            key = (cell, last, left)
+            got = memo.get(key)
+            if got is not None:
+                return got[0]
+            hops = capture_hops(cell, last, rest | left, left, extremes) if left else []
+            b = 0
+            for d, dest, c in hops:
+                v = c.bit_count() + best(dest, d, left & ~c)
+                if v > b:
+                    b = v
+            memo[key] = (b, hops)
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _Full
+            return b
+
+        best_of[s] = best(s, last, enemy)
+    return best_of, memos
+
+
+def _refusal(limit: int) -> str:
+    """Return the refusal message for a search past ``limit`` nodes."""
+    return (f"the maximum-capture search of this position needs more than {limit:,} chain "
+            "nodes (stones that can chain-capture among many scattered enemy stones); "
+            "boardzoo refuses it to bound memory")
+
+
 class Chains:
     """The maximum-capture search of one position: N, the maximal first hops, continuations,
     the number of maximal turns and the turns themselves (lazily)."""
 
-    __slots__ = ("enemy", "n", "starts", "memos", "crushes", "_counts")
+    __slots__ = ("enemy", "n", "starts", "memos", "layered", "crushes", "_counts")
 
     def __init__(self, own: int, enemy: int, capturers: list[int], crushes: list[Turn],
-                 mx: list[int]) -> None:
-        """Search every capturer of ``own`` against ``enemy`` (``mx``: the closer-rule maxima)."""
-        extremes: dict[int, list[int]] = {enemy: mx}
-        memos: dict[int, Memo] = {}
-        best_of: dict[int, int] = {}
-        budget = [MAX_NODES]  # shared by all capturers' searches
-        for s in capturers:
-            rest = own ^ BIT[s]  # the moving stone's start cell is empty for the whole turn
-            memo: Memo = {}
-            memos[s] = memo
-
-            def best(cell: int, last: int, left: int, rest: int = rest,
-                     memo: Memo = memo) -> int:
-                key = (cell, last, left)
-                got = memo.get(key)
-                if got is not None:
-                    return got[0]
-                hops = capture_hops(cell, last, rest | left, left, extremes) if left else []
-                b = 0
-                for d, dest, c in hops:
-                    v = c.bit_count() + best(dest, d, left & ~c)
-                    if v > b:
-                        b = v
-                memo[key] = (b, hops)
-                budget[0] -= 1
-                if budget[0] < 0:
-                    raise ChainLimitError(
-                        f"the maximum-capture search of this position needs more than "
-                        f"{MAX_NODES:,} chain nodes (stones that can chain-capture among many "
-                        "scattered enemy stones); boardzoo refuses it to bound memory")
-                return b
-
-            best_of[s] = best(s, -1, enemy)
+                 mx: list[int], last: int = -1) -> None:
+        """Search every capturer of ``own`` against ``enemy`` (``mx``: the closer-rule maxima;
+        ``last``: the direction of a hop already made, mid-chain, else -1)."""
+        numbered = enemy.bit_count() <= MAX_STONES
+        limit = min(SWITCH_NODES if numbered else MEMO_NODES, MAX_NODES)
+        layered: dict[int, LayeredSearch] = {}
+        try:
+            best_of, memos = _memo_search(own, enemy, capturers, mx, limit, last)
+        except _Full:
+            if not numbered or MAX_NODES <= limit:
+                raise ChainLimitError(_refusal(limit)) from None
+            memos, budget = {}, MAX_NODES
+            for s in capturers:
+                try:
+                    layered[s] = LayeredSearch(own, enemy, s, budget, last)
+                except OverflowError:
+                    raise ChainLimitError(_refusal(MAX_NODES)) from None
+                budget -= layered[s].size()
+            best_of = {s: search.best for s, search in layered.items()}
         n = max(best_of.values())
         self.enemy = enemy
         #: N: the stones every legal turn captures.
         self.n = n
         #: The capturers whose best chain takes N stones, in board order.
         self.starts = tuple(s for s in capturers if best_of[s] == n)
-        # the other capturers' memos are never read again: drop them (memory)
-        self.memos = {s: memos[s] for s in self.starts}
+        # the other capturers' searches are never read again: drop them (memory)
+        self.memos = {s: memos[s] for s in self.starts if s in memos}
+        self.layered = {s: layered[s] for s in self.starts if s in layered}
         #: Crushes take one stone, so they are legal only when N is 1.
         self.crushes = crushes if n == 1 else []
         self._counts: dict[int, dict[tuple[int, int, int], int]] = {}
@@ -92,6 +138,8 @@ class Chains:
     def hops(self, start: int, cell: int, last: int, left: int, need: int) -> list[Hop]:
         """Return the hops from a node of ``start``'s chains that still capture ``need`` stones
         in all (``need`` is the node's best count on a maximal chain)."""
+        if self.layered:  # why not .get first: ordinary play never has a layered search
+            return self.layered[start].kids(cell, last, left)
         memo = self.memos[start]
         out = []
         for d, dest, c in memo[cell, last, left][1]:
@@ -116,26 +164,22 @@ class Chains:
                    need: int) -> Iterator[Turn]:
         """Yield every maximal turn that begins with the hops ``path``/``caps`` (the node
         reached has ``left`` enemy stones, the last hop went ``last``, ``need`` to take)."""
-        memo = self.memos[path[0]]
         stack = [(path, caps, last, left, need)]
-        pop = stack.pop
+        pop, hops, start = stack.pop, self.hops, path[0]
         while stack:
             path, caps, last, left, need = pop()
             if need == 0:
                 yield _new(Turn, (path, caps, WHISTLE))
                 continue
-            kids = []
-            for d, dest, c in memo[path[-1], last, left][1]:
-                k = c.bit_count()
-                rest = left & ~c
-                if k <= need and k + memo[dest, d, rest][0] == need:
-                    kids.append((path + (dest,), caps + (c,), d, rest, need - k))
+            kids = [(path + (dest,), caps + (c,), d, left & ~c, need - c.bit_count())
+                    for d, dest, c in hops(start, path[-1], last, left, need)]
             stack.extend(reversed(kids))  # depth first, hops in memo order (as legal_moves)
 
     def count(self) -> int:
         """Return the number of legal turns, by counting over the memo (nothing enumerated)."""
-        return len(self.crushes) + sum(self.count_from(s, s, -1, self.enemy)
-                                       for s in self.starts)
+        return len(self.crushes) + sum(
+            self.layered[s].count if s in self.layered else self.count_from(s, s, -1, self.enemy)
+            for s in self.starts)
 
     def count_from(self, start: int, cell: int, last: int, left: int) -> int:
         """Return the number of maximal continuations from a node of ``start``'s chains."""
@@ -165,7 +209,7 @@ class Chains:
         if kind == CRUSH:
             return turn in self.crushes
         if (kind != WHISTLE or type(path) is not tuple or type(caps) is not tuple
-                or len(path) != len(caps) + 1 or path[0] not in self.memos):
+                or len(path) != len(caps) + 1 or path[0] not in self.starts):
             return False
         cell, last, left, need = path[0], -1, self.enemy, self.n
         for dest, c in zip(path[1:], caps, strict=True):
@@ -195,25 +239,21 @@ class Chains:
                 yield text
                 continue
             d, dest, c = hop
-            memo = self.memos[s]
             stack = [(text, dest, d, enemy & ~c, n - c.bit_count())]
             while stack:
                 text, cell, last, left, need = stack.pop()
                 if need == 0:
                     yield text
                     continue
-                kids = []
-                for d, dest, c in memo[cell, last, left][1]:
-                    k = c.bit_count()
-                    rest = left & ~c
-                    if k <= need and k + memo[dest, d, rest][0] == need:
-                        kids.append((text + _segment(-1, dest, c), dest, d, rest, need - k))
+                kids = [(text + _segment(-1, dest, c), dest, d, left & ~c, need - c.bit_count())
+                        for d, dest, c in self.hops(s, cell, last, left, need)]
                 kids.sort(reverse=True)  # popped smallest first
                 stack.extend(kids)
 
     def size(self) -> int:
         """Return the number of memoised chain nodes (the search's memory)."""
-        return sum(map(len, self.memos.values()))
+        return (sum(map(len, self.memos.values()))
+                + sum(search.size() for search in self.layered.values()))
 
 
 def _segment(start: int, dest: int, caps: int) -> str:

@@ -1,0 +1,322 @@
+"""The maximum-capture search of one capturing stone, layer by layer in NumPy (for positions
+whose chain nodes are too many for :mod:`.chains`' per-node memo; docs/whistling.md).
+
+A chain node is (cell, axis of the last hop, enemy stones left): the two directions of one
+axis ban the same next hops (spec 6), so they share a node. Every hop captures, so a node's
+children have fewer stones left: the nodes fall into layers by the number of stones left,
+and one pass from the full layer down finds every node, N (the stones taken on the way to
+the lowest layer reached: every node on the way is a place a chain may pass) and, adding
+each node's number of paths into its children, the number of maximal turns. Nothing per
+node is a Python object: a node is one int64 key ``left << 11 | cell << 2 | axis`` (enemy
+stones numbered 0..m-1), a layer a sorted array of keys. Memory is 8 bytes per node kept
+(the keys, for the hops below) plus one layer's counts and children at a time.
+
+The hops of maximal chains (``kids``: first hops, the env's continuations, the turn
+generators) need to know which children still reach the lowest layer: a second pass, from
+the lowest layer up, finds those "good" nodes and keeps the hops between them (only these),
+sorted as :func:`.movegen.capture_hops` orders them (direction, then distance).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hexgrid import BIT, NUM_CELLS, PROJ, RAYS, ZONES, cells_of
+
+#: Most enemy stones a layered search numbers (the key keeps 52 bits for them).
+MAX_STONES = 52
+_K = 21  # hop distances 0..20 per (cell, direction)
+_FLAT = NUM_CELLS * 6 * _K
+_WALL = np.int64(1) << 62  # "own stone or edge in the way" bit of the blocker table
+_CHUNK = 1 << 17  # nodes expanded at once (bounds the temporary arrays)
+_COMPACT = 1 << 21  # pending children merged once a layer has this many undeduplicated
+_CACHE = 1 << 18  # most nodes whose hops ``kids`` keeps
+_POP8 = np.array([bin(i).count("1") for i in range(256)], np.int64)
+_EMPTY = np.zeros(0, np.int64)
+_TABLES: dict[str, np.ndarray] = {}
+
+
+def _static() -> dict[str, np.ndarray]:
+    """Return the position-independent tables, built on first use (why: most processes
+    never meet a position that needs this search)."""
+    if _TABLES:
+        return _TABLES
+    ray_cell = np.full(_FLAT, NUM_CELLS, np.int64)  # cell at distance k (NUM_CELLS: off board)
+    zones = []
+    for c in range(NUM_CELLS):
+        for d in range(6):
+            ray, z = RAYS[c][d], ZONES[c][d]
+            base = (c * 6 + d) * _K
+            ray_cell[base + 1:base + len(ray) + 1] = ray
+            zones.extend((z[k] if k < len(z) else 0).to_bytes(42, "little") for k in range(_K))
+    dense = np.unpackbits(np.frombuffer(b"".join(zones), np.uint8).reshape(_FLAT, 42),
+                          axis=1, bitorder="little")[:, :NUM_CELLS]
+    flat, cell = np.nonzero(dense)  # (hop, enemy cell in its whistle zone) pairs
+    order = np.argsort(cell, kind="stable")
+    _TABLES["zone_hops"] = flat[order].astype(np.int32)
+    _TABLES["zone_split"] = np.searchsorted(cell[order], np.arange(NUM_CELLS + 1))
+    _TABLES["ray_cell"] = ray_cell
+    _TABLES["proj"] = np.array(PROJ, np.int64)
+    return _TABLES
+
+
+def _popcount(a: np.ndarray) -> np.ndarray:
+    """Return the number of set bits of each non-negative int64 (NumPy 1.x has no
+    ``bitwise_count``)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(a).astype(np.int64)
+    out = np.zeros(a.shape, np.int64)
+    for shift in range(0, 56, 8):
+        out += _POP8[(a >> shift) & 255]
+    return out
+
+
+class LayeredSearch:
+    """Every chain node of one capturing stone, its best capture (``best``), the number of
+    maximal chains (``count``) and, on demand, their hops (``kids``)."""
+
+    def __init__(self, own: int, enemy: int, start: int, max_nodes: int,
+                 last: int = -1) -> None:
+        """Search the chains of the stone on ``start`` (own stones ``own``; ``last``: the
+        direction of a hop already made, else -1) against ``enemy``; raise OverflowError
+        past ``max_nodes`` nodes."""
+        t = _static()
+        self.cells = cells_of(enemy)
+        m = len(self.cells)
+        if m > MAX_STONES:
+            raise OverflowError("too many enemy stones to number")
+        self.start, self.rest, self.enemy, self.m = start, own ^ BIT[start], enemy, m
+        self.local = {c: 1 << j for j, c in enumerate(self.cells)}
+        zone = np.zeros(_FLAT, np.int64)
+        split = t["zone_split"]
+        for j, c in enumerate(self.cells):
+            zone[t["zone_hops"][split[c]:split[c + 1]]] |= 1 << j
+        stone = np.zeros(NUM_CELLS + 1, np.int64)  # the bit a stone on that cell blocks with
+        stone[self.cells] = [1 << j for j in range(m)]
+        stone[cells_of(self.rest)] = _WALL
+        stone[NUM_CELLS] = _WALL
+        # blocker[(c, d, k)]: the stones on the ray's cells 1..k (prefix union)
+        on_ray = stone[t["ray_cell"]].reshape(-1, _K)
+        on_ray[:, 0] = 0
+        self.blocker = np.bitwise_or.accumulate(on_ray, axis=1).ravel()
+        #: free0[(c, d)]: the cells free of own stones and the edge along the ray
+        self.free0 = ((self.blocker.reshape(-1, _K) & _WALL) == 0).sum(1) - 1
+        self.zone = zone
+        proj = t["proj"][:, self.cells]  # (6, m)
+        nbytes = (m + 7) // 8
+        # top[d, b, v]: the largest proj[d] among the stones whose bits are v in byte b
+        top = np.full((6, max(nbytes, 1), 256), -(1 << 40), np.int64)
+        for j in range(m):
+            b, bit = divmod(j, 8)
+            has = (np.arange(256) >> bit) & 1 == 1
+            top[:, b, has] = np.maximum(top[:, b, has], proj[:, j:j + 1])
+        self.top = top
+        self.root = (((1 << m) - 1) << 11) | (start << 2) | (3 if last < 0 else last % 3)
+        self.layers: dict[int, np.ndarray] = {}
+        self._good: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._kids: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+        self._forward(max_nodes)
+
+    def _expand(self, keys: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+        """Return, per direction with hops, (parent index, child key, stones captured,
+        distance) of every capturing hop from the nodes ``keys`` (sorted).
+
+        Why in stages: most (node, direction) pairs fail a cheap test (the last hop's axis,
+        own stones or the edge within 2 cells, the closer rule, no enemy stone in the
+        widest zone), so the costlier binary searches run on the few that pass.
+        """
+        t = _static()
+        zone, blocker, ray_cell, proj = self.zone, self.blocker, t["ray_cell"], t["proj"]
+        left = keys >> 11
+        cell6 = ((keys >> 2) & 511) * 6
+        axis = keys & 3
+        new = np.r_[True, left[1:] != left[:-1]]
+        first, which = np.flatnonzero(new), np.cumsum(new) - 1
+        tops = self.top[:, 0, left[first] & 255]  # the closer rule's maxima per distinct left
+        for b in range(1, self.top.shape[1]):
+            tops = np.maximum(tops, self.top[:, b, (left[first] >> (8 * b)) & 255])
+        out = []
+        for a in range(3):
+            turn = np.flatnonzero(axis != a)  # a chain hop changes axis (spec 6)
+            for d in (a, a + 3):
+                i = turn[self.free0[cell6[turn] + d] >= 3]
+                c = cell6[i] + d
+                k = np.minimum(self.free0[c], (tops[d][which[i]] - proj[d][c // 6] - 1) >> 1)
+                base, lft = c * _K, left[i]
+                ok = (k >= 3) & ((zone[base + np.maximum(k, 0)] & lft) != 0)
+                i, k, base, lft = i[ok], k[ok], base[ok], lft[ok]
+                blocked = np.flatnonzero(blocker[base + k] & lft)
+                if len(blocked):  # an enemy stone on the ray: the last free cell before it
+                    bb, bl = base[blocked], lft[blocked]
+                    free = np.zeros(len(blocked), np.int64)
+                    for step in (16, 8, 4, 2, 1):
+                        cand = np.minimum(free + step, k[blocked])
+                        free = np.where(blocker[bb + cand] & bl, free, cand)
+                    k[blocked] = free
+                    drop = (free < 3) | ((zone[bb + free] & bl) == 0)
+                    if drop.any():
+                        keep = np.ones(len(i), bool)
+                        keep[blocked[drop]] = False
+                        i, k, base, lft = i[keep], k[keep], base[keep], lft[keep]
+                if not len(i):
+                    continue
+                lo = np.full(len(i), 2, np.int64)  # zones grow with k: the first capture
+                for step in (16, 8, 4, 2, 1):
+                    cand = np.minimum(lo + step, k)
+                    lo = np.where((cand < k) & ((zone[base + cand] & lft) == 0), cand, lo)
+                reps = k - lo
+                par = np.repeat(i, reps)
+                dist = np.arange(len(par)) - np.repeat(np.cumsum(reps) - reps - lo - 1, reps)
+                f = np.repeat(base, reps) + dist
+                cap = zone[f] & left[par]
+                child = ((left[par] & ~cap) << 11) | (ray_cell[f] << 2) | a
+                out.append((par, child, cap, d, dist))
+        return out
+
+    def _forward(self, max_nodes: int) -> None:
+        """Find every node layer by layer, N and the number of maximal chains."""
+        pending: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {
+            self.m: [(np.array([self.root], np.int64), np.array([1], np.int64))]}
+        nodes, floor, counts, dtype, total = 0, self.m, np.ones(1, np.int64), np.int64, 0
+        held = 1  # children waiting in ``pending`` (16 bytes each: key and count)
+        for p in range(self.m, -1, -1):
+            if p not in pending:
+                continue
+            held -= sum(len(k) for k, _ in pending[p])
+            keys, counts = _merge(pending.pop(p))
+            self.layers[p] = keys
+            floor = p
+            nodes += len(keys)
+            if nodes > max_nodes:
+                raise OverflowError(nodes)
+            # exact counts: a count is at most the counts of all layers so far times the hops
+            # per node (< 128), so int64 holds every count while that total is below 2**55
+            total += int(counts.sum())
+            if dtype is np.int64 and total >= 1 << 55:
+                dtype = object
+                counts = counts.astype(object)
+                pending = {q: [(k, c.astype(object)) for k, c in v] for q, v in pending.items()}
+            for lo in range(0, len(keys), _CHUNK):
+                chunk = counts[lo:lo + _CHUNK]
+                for par, child, cap, _, _ in self._expand(keys[lo:lo + _CHUNK]):
+                    q = p - _popcount(cap)
+                    c = chunk[par]
+                    one = q == p - 1  # most hops take one stone: split the rest by count
+                    groups = [(p - 1, child[one], c[one])]
+                    if not one.all():
+                        rest = ~one
+                        child, c, q = child[rest], c[rest], q[rest]
+                        groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
+                    for qq, ch, cc in groups:
+                        if not len(ch):
+                            continue
+                        bucket = pending.setdefault(qq, [])
+                        bucket.append((ch, cc))
+                        held += len(ch)
+                        if len(bucket) > 8 and sum(len(k) for k, _ in bucket) > _COMPACT:
+                            held -= sum(len(k) for k, _ in bucket)
+                            pending[qq] = [_merge(bucket)]
+                            held += len(pending[qq][0][0])
+                        if nodes + 2 * held > max_nodes:  # the memory bound, before the merge
+                            raise OverflowError(nodes)
+        self.floor = floor
+        #: The most stones this stone's chains capture.
+        self.best = self.m - floor
+        #: The number of chains that capture ``best`` stones.
+        self.count = int(counts.sum()) if floor < self.m else 0
+
+    def size(self) -> int:
+        """Return the number of chain nodes found."""
+        return sum(map(len, self.layers.values()))
+
+    def _good_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return the hops between good nodes as sorted (parent key, child key, direction)."""
+        if self._good is None:
+            good = {self.floor: self.layers[self.floor]}
+            edges = []
+            for p in sorted(self.layers):
+                if p <= self.floor:
+                    continue
+                keys, found = self.layers[p], []
+                for lo in range(0, len(keys), _CHUNK):
+                    for par, child, cap, d, k in self._expand(keys[lo:lo + _CHUNK]):
+                        q = p - _popcount(cap)
+                        ok = np.zeros(len(child), bool)
+                        for qq in set(q.tolist()):
+                            g = good.get(qq)
+                            if g is None or not len(g):
+                                continue
+                            sel = np.flatnonzero(q == qq)
+                            at = np.minimum(np.searchsorted(g, child[sel]), len(g) - 1)
+                            ok[sel] = g[at] == child[sel]
+                        parent = keys[lo:lo + _CHUNK][par[ok]]
+                        edges.append((parent, child[ok], np.full(len(parent), d, np.int8),
+                                      k[ok].astype(np.int8)))
+                        found.append(parent)
+                good[p] = _distinct(np.sort(np.concatenate(found))) if found else _EMPTY
+            if edges:
+                parent, child, d, k = (np.concatenate(x) for x in zip(*edges, strict=True))
+                order = np.lexsort((k, d, parent))
+                self._good = parent[order], child[order], d[order]
+            else:
+                empty = np.zeros(0, np.int64)
+                self._good = empty, empty, empty
+        return self._good
+
+    def kids(self, cell: int, last: int, left: int) -> list[tuple[int, int, int]]:
+        """Return (direction, destination, captured cells) of each hop from the node that
+        lies on a maximal chain, in :func:`.movegen.capture_hops` order."""
+        axis = 3 if last < 0 else last % 3
+        got = self._kids.get((cell, axis, left))
+        if got is not None:
+            return got
+        parent, child, d = self._good_edges()
+        local = 0
+        for c in cells_of(left & self.enemy):
+            local |= self.local[c]
+        key = (local << 11) | (cell << 2) | axis
+        lo, hi = np.searchsorted(parent, [key, key + 1]).tolist()
+        got = []
+        for ck, dd in zip(child[lo:hi].tolist(), d[lo:hi].tolist(), strict=True):
+            cap = local & ~(ck >> 11)
+            cells = 0
+            while cap:
+                low = cap & -cap
+                cells |= BIT[self.cells[low.bit_length() - 1]]
+                cap ^= low
+            got.append((dd, (ck >> 2) & 511, cells))
+        if len(self._kids) >= _CACHE:  # why a bound: the good nodes can be millions
+            self._kids.clear()
+        self._kids[cell, axis, left] = got
+        return got
+
+
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """Return the distinct values of a sorted array (why not np.unique: NumPy 2 may hash)."""
+    return keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+
+
+def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the sorted distinct keys of ``parts`` (emptied) with their counts summed."""
+    n = sum(len(k) for k, _ in parts)
+    spare = 63 - max(int(k.max()) for k, _ in parts if len(k)).bit_length()
+    counts = np.concatenate([c for _, c in parts])
+    if n < 1 << spare:  # why: a plain sort of (key, index) is 5x faster than argsort
+        packed, at = np.empty(n, np.int64), 0
+        for k, _ in parts:
+            np.left_shift(k, spare, out=packed[at:at + len(k)])
+            at += len(k)
+        parts.clear()  # the parts are copied: free them before the sort's temporaries
+        packed |= np.arange(n)
+        packed.sort()
+        order = packed & ((1 << spare) - 1)
+        keys = np.right_shift(packed, spare, out=packed)
+    else:
+        keys = np.concatenate([k for k, _ in parts])
+        parts.clear()
+        order = np.argsort(keys)
+        keys = keys[order]
+    counts = counts[order]
+    del order
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.add.reduceat(counts, starts)

@@ -1,0 +1,175 @@
+"""The layered maximum-capture search (issue 23: every valid position answered): the issue's
+position, an independent brute force of the spec, agreement with the per-node memo search,
+the CLI, and the refusal kept as a last resort."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from test_whistling_chains import HUGE, HUGE_TURNS, A, sparse_positions
+
+from boardzoo.cli import main
+from boardzoo.envs.whistling import chains
+from boardzoo.envs.whistling.batched_search import per_game_actions
+from boardzoo.envs.whistling.hexgrid import CELL_NAMES, CELLS, COORD_INDEX, DIRECTIONS
+from boardzoo.envs.whistling.rules import State
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from whistling_chains import ISSUE, scattered  # noqa: E402
+
+#: Maximal turns of the issue's position (an outside number: the issue's own search).
+ISSUE_TURNS, ISSUE_N = 146_404, 16
+
+
+@pytest.fixture
+def layered(monkeypatch):
+    """Send every chain position to the layered search (the memo may hold no node)."""
+    monkeypatch.setattr(chains, "SWITCH_NODES", 0)
+
+
+def brute_turns(text: str) -> set[str]:
+    """Return the paths (``S-D1-D2...``) of the legal whistling captures of a position where
+    no crush exists, straight from the spec's sections 4-8 on (column, row) coordinates."""
+    state = State.from_text(text)
+    cells = [set(CELLS[i] for i in range(len(CELLS)) if m >> i & 1) for m in state.stones]
+    own, enemy = cells[state.side], cells[1 - state.side]
+
+    def dist(a: tuple[int, int], b: tuple[int, int]) -> int:
+        return (a[0] - b[0]) ** 2 + 3 * (a[1] - b[1]) ** 2
+
+    def near(a: tuple[int, int]) -> set[tuple[int, int]]:
+        return {(a[0] + dc, a[1] + dr) for dc, dr in DIRECTIONS}
+
+    def hops(s, last, foes, mine):
+        for d, (dc, dr) in enumerate(DIRECTIONS):
+            if last is not None and d in (last, (last + 3) % 6):
+                continue
+            line = [s]
+            while True:
+                f = (line[-1][0] + dc, line[-1][1] + dr)
+                if f not in COORD_INDEX or f in foes or f in mine:
+                    break
+                line.append(f)
+                if not any(dist(f, e) < dist(s, e) for e in foes):
+                    continue  # the closer rule (section 4)
+                zone = set().union(*map(near, line[1:-1])) - near(s) - near(f) - set(line)
+                if zone & foes:
+                    yield d, f, zone & foes
+
+    found: list[tuple[str, int]] = []
+
+    def walk(path, last, foes, mine, taken):
+        for d, f, caps in hops(path[-1], last, foes, mine):
+            found.append(("-".join(CELL_NAMES[COORD_INDEX[c]] for c in path + [f]),
+                          taken + len(caps)))
+            walk(path + [f], d, foes - caps, mine, taken + len(caps))
+
+    for s in own:
+        walk([s], None, enemy, own - {s}, 0)
+    best = max(n for _, n in found)
+    return {p for p, n in found if n == best}
+
+
+def path_of(move: str) -> str:
+    """Return a whistling capture's notation without its capture lists."""
+    return "-".join(part.split(":")[0] for part in move.split("-"))
+
+
+def test_the_issues_position_is_answered_with_its_count():
+    state = State.from_text(ISSUE)
+    assert state.perft(1) == ISSUE_TURNS
+    assert state.max_capture() == ISSUE_N
+
+
+def test_the_issues_position_plays_through_the_env():
+    s, text = A.initial_state(ISSUE), None
+    while text is None:
+        s, text = A.apply_action(s, A.legal_actions(s)[0])
+    turn = State.from_text(ISSUE).parse_move(text)
+    assert turn.count == ISSUE_N and State.from_text(ISSUE).is_legal(turn)
+
+
+def test_layered_search_matches_a_brute_force_of_the_spec(layered):
+    texts = [t for t in map(scattered, range(12), [7] * 12) if State.from_text(t).chains()]
+    assert len(texts) >= 5
+    for text in texts[:5]:
+        state = State.from_text(text)
+        assert state.chains().layered  # the layered search ran
+        moves = list(state.iter_legal_move_strs())
+        assert {path_of(m) for m in moves} == brute_turns(text)
+        assert state.legal_count() == len(moves)
+
+
+def test_layered_search_matches_the_memo_search(layered):
+    for state in sparse_positions(3, 40):
+        fresh = State(*state.stones, state.side)
+        chains.SWITCH_NODES = 10**9  # the memo, as in ordinary play
+        memo = State(*state.stones, state.side)
+        assert not memo.chains().layered
+        chains.SWITCH_NODES = 0
+        assert fresh.chains().layered
+        assert fresh.max_capture() == memo.max_capture()
+        assert fresh.legal_count() == memo.legal_count()
+        assert list(fresh.iter_legal_moves()) == memo.legal_moves()  # same order
+        assert list(fresh.iter_legal_move_strs()) == memo.legal_move_strs()
+        assert all(fresh.is_legal(t) for t in memo.legal_moves())
+        hop, mem = A.from_game_state(fresh), A.from_game_state(memo)
+        assert A.legal_actions(hop) == A.legal_actions(mem)
+        for a in A.legal_actions(hop):  # one hop in, the continuations agree too
+            (h2, t1), (m2, t2) = A.apply_action(hop, a), A.apply_action(mem, a)
+            assert t1 == t2 and (t1 is not None or A.legal_actions(h2) == A.legal_actions(m2))
+
+
+def test_batched_engines_per_game_search_continues_the_issues_chains():
+    s = A.initial_state(ISSUE)
+    for a in A.legal_actions(s)[:2]:
+        after, text = A.apply_action(s, a)
+        assert text is None  # mid-chain: the per-game search continues from the node
+        x, o, cell, last = A.board(after)
+        assert per_game_actions(x, o, cell, last) == A.legal_actions(after)
+
+
+def test_layered_search_counts_the_huge_position(layered):
+    state = State.from_text(HUGE)
+    assert state.legal_count() == HUGE_TURNS
+    assert state.chains().layered
+
+
+def test_cli_streams_and_counts_the_issues_position(capsys):
+    assert main(["perft", "whistling", "1", "--position", ISSUE]) == 0
+    assert str(ISSUE_TURNS) in capsys.readouterr().out
+    assert main(["legal", "whistling", "--position", ISSUE]) == 0
+    lines = capsys.readouterr().out.split()
+    assert len(lines) == ISSUE_TURNS and lines == sorted(lines)
+
+
+def test_refusal_beyond_the_bound_is_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(chains, "MAX_NODES", 50_000)  # the issue's position needs ~250,000
+    with pytest.raises(chains.ChainLimitError, match="more than 50,000 chain nodes"):
+        State.from_text(ISSUE).legal_count()
+    assert main(["perft", "whistling", "1", "--position", ISSUE]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "50,000 chain nodes" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.skipif(not os.environ.get("BOARDZOO_SLOW"), reason="~10-90 s; set BOARDZOO_SLOW=1")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_twenty_scattered_stones_are_answered(seed):
+    state = State.from_text(scattered(seed, 20))
+    count = state.legal_count()  # no ChainLimitError
+    assert count > 0 and state.max_capture() >= 1
+    moves = state.iter_legal_moves()
+    first = [next(moves) for _ in range(min(count, 100))]
+    assert all(t.count == state.max_capture() for t in first)
+    assert all(state.is_legal(t) for t in first)
+
+
+def test_generator_is_seeded_and_scattered():
+    assert scattered(5, 20) == scattered(5, 20) != scattered(6, 20)
+    x, o = State.from_text(scattered(5, 20)).stones
+    assert (x.bit_count(), o.bit_count()) == (1, 20)
+    stones = [CELLS[i] for i in range(len(CELLS)) if (x | o) >> i & 1]
+    assert all((a[0] - b[0], a[1] - b[1]) not in DIRECTIONS for a in stones for b in stones)
