@@ -56,12 +56,11 @@ class ModelConfig:
     #: 3 x 3 kernels masked to the 6 hex neighbours) instead of the observation grid.
     internal_grid: bool = False
     #: Value = tanh(static evaluation / scale + the head's output): the game's evaluation
-    #: (boardzoo.agents.evaluation) as a prior the network corrects (reference engine only).
+    #: (boardzoo.agents.evaluation) as a prior the network corrects.
     value_prior: bool = False
     #: Policy logits = the head's output + ``policy_prior`` x the game's action prior
     #: (``GameSpec.action_prior``; Ultima: the material a capture takes, pawn = 1): the
-    #: network learns a correction to "take the most valuable piece" (reference engine
-    #: only). 0: off.
+    #: network learns a correction to "take the most valuable piece". 0: off.
     policy_prior: float = 0.0
     #: Start the value head's last layer and the policy head's output at zero: a network
     #: with priors then starts as exactly its priors (value tanh(evaluation / scale),
@@ -315,13 +314,14 @@ def validate(cfg: Config) -> Config:
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
-    need(not m.value_prior or p.engine == "reference", "model.value_prior",
-         "false with selfplay.engine batched (the prior is computed on reference states)")
+    torch_priors = get_spec(cfg.game).batched_eval_module is not None
+    need(not m.value_prior or p.engine == "reference" or torch_priors, "model.value_prior",
+         f"false with selfplay.engine batched ({cfg.game} has no batched evaluation)")
     need(m.policy_prior >= 0, "model.policy_prior", "0 (off) or more")
     need(m.policy_prior == 0 or get_spec(cfg.game).action_prior is not None,
          "model.policy_prior", f"0: {cfg.game} has no action prior (GameSpec.action_prior)")
-    need(m.policy_prior == 0 or p.engine == "reference", "model.policy_prior",
-         "0 with selfplay.engine batched (the prior is computed on reference states)")
+    need(m.policy_prior == 0 or p.engine == "reference" or torch_priors, "model.policy_prior",
+         f"0 with selfplay.engine batched ({cfg.game} has no batched evaluation)")
     need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
          "local with selfplay.engine batched (the Ray pool plays the reference engine)")
     need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",
