@@ -4,7 +4,9 @@ The torch twins of :func:`.evaluation.ultima_eval` and :func:`.evaluation.captur
 (the descriptor's ``evaluate`` and ``action_prior``) for an :class:`.batched.UltimaBatch`:
 material with frozen pieces discounted, pseudo-legal mobility of both sides and the best
 capture of the side to move, from :func:`.batched_rules.pseudo_moves` and
-:func:`.batched_rules.captures` over every pseudo-legal move of the batch.
+:func:`.batched_rules.captures` over every pseudo-legal move of the batch. Both sides'
+moves are generated in one call (the batch stacked on itself, colours swapped): on a CPU
+the cost is mostly per torch operation, not per game.
 """
 
 from __future__ import annotations
@@ -16,40 +18,8 @@ from .batched_rules import Army, C, I, K, armies, captures, pseudo_moves
 from .batched_tables import popcount, spread, square_of, take
 from .evaluation import FROZEN_FACTOR, VALUES, W_MOBILITY, W_THREAT
 
-
-def _material(army: Army, frozen: torch.Tensor) -> torch.Tensor:
-    """Return (N,) float64: the army's piece values, frozen pieces at ``FROZEN_FACTOR``."""
-    out = torch.zeros(army[0].shape, dtype=torch.float64, device=frozen.device)
-    for kind in range(1, 8):
-        if VALUES[kind]:
-            live = popcount(army[kind] & ~frozen).double()
-            out += VALUES[kind] * (live + FROZEN_FACTOR * popcount(army[kind] & frozen))
-    return out
-
-
-def _capture_values(army: Army, caps: torch.Tensor) -> torch.Tensor:
-    """Return (M,) float64: the piece values of ``army`` (rows aligned with ``caps``) on the
-    captured squares ``caps``."""
-    out = torch.zeros(caps.shape, dtype=torch.float64, device=caps.device)
-    for kind in range(1, 8):
-        if VALUES[kind]:
-            out += VALUES[kind] * popcount(caps & army[kind]).double()
-    return out
-
-
-def _moves(engine: BatchedUltima, batch: UltimaBatch, us: Army, them: Army,
-           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Return the pseudo-legal moves of ``us`` (to move) as (game, origin, destination,
-    value of what each captures), and the (N,) count of moves per game."""
-    tb = engine.tables
-    g, f, kind, dest = pseudo_moves(tb, batch.codes, us, them)
-    count = torch.zeros_like(us[0]).index_add_(0, g, popcount(dest))
-    row, t = tb.expand(dest).nonzero(as_tuple=True)
-    g, f, kind = take(g, row), take(f, row), take(kind, row)
-    occ = us[0] | them[0]
-    caps = captures(tb, kind, f, t, take(occ, g), take(us[0], g), [take(a, g) for a in them],
-                    take(square_of(us[K]), g))
-    return g, f * 64 + t, _capture_values([take(a, g) for a in them], caps), count
+#: Piece value of each piece code (colour bit 8 ignored).
+_CODE_VALUE = torch.tensor([VALUES[c & 7] for c in range(16)], dtype=torch.float64)
 
 
 def _frozen(us: Army, them: Army) -> torch.Tensor:
@@ -64,24 +34,40 @@ def priors(engine: BatchedUltima, batch: UltimaBatch, value: bool = True,
     move (if ``value``; a finished game gets the formula's value, which callers ignore) and
     (N, 4096) float32 :func:`.evaluation.capture_values` as a dense row per game (if
     ``actions``: the material each legal capture takes, 0 elsewhere and once a game is
-    over); the side to move's moves are generated once for both."""
+    over)."""
+    tb, n = engine.tables, batch.size
     us, them = armies(batch.bb, batch.side)
-    g, action, taken, n1 = _moves(engine, batch, us, them)
+    sides = 2 if value else 1  # rows n.. : the same games with the other side to move
+    mover = [torch.cat([a, b]) for a, b in zip(us, them, strict=True)] if value else us
+    other = [torch.cat([b, a]) for a, b in zip(us, them, strict=True)] if value else them
+    codes = batch.codes.repeat(sides, 1)
+    g, f, kind, dest = pseudo_moves(tb, codes, mover, other)
+    count = torch.zeros(n * sides, dtype=torch.int64, device=g.device).index_add_(
+        0, g, popcount(dest))
+    # every pseudo-legal move of the side to move (rows < n) and what it captures
+    row, t = tb.expand(dest).nonzero(as_tuple=True)
+    g, f, kind = take(g, row), take(f, row), take(kind, row)
+    on = (g < n).nonzero().squeeze(1)
+    g, f, kind, t = take(g, on), take(f, on), take(kind, on), take(t, on)
+    caps = captures(tb, kind, f, t, take(us[0] | them[0], g), take(us[0], g),
+                    [take(a, g) for a in them], take(square_of(us[K]), g))
+    square_value = _CODE_VALUE.to(g.device).index_select(0, batch.codes.view(-1).long() & 15)
+    taken = (tb.expand(caps) * take(square_value.view(n, 64), g)).sum(1)
     evaluation = prior = None
     if value:
-        best = torch.zeros(batch.size, dtype=torch.float64, device=taken.device)
+        best = torch.zeros(n, dtype=torch.float64, device=g.device)
         best.scatter_reduce_(0, g, taken, "amax")
-        g2, _, _, dest2 = pseudo_moves(engine.tables, batch.codes, them, us)
-        n2 = torch.zeros_like(n1).index_add_(0, g2, popcount(dest2))
-        frozen = _frozen(us, them)
-        evaluation = (_material(us, frozen) - _material(them, frozen)
-                      + W_MOBILITY * (n1 - n2).double() + W_THREAT * best)
+        frozen = tb.expand(_frozen(us, them))
+        weight = torch.where(frozen, FROZEN_FACTOR, 1.0) * square_value.view(n, 64)
+        own = tb.expand(us[0])
+        material = (weight * own).sum(1) - (weight * tb.expand(them[0])).sum(1)
+        evaluation = (material + W_MOBILITY * (count[:n] - count[n:]).double()
+                      + W_THREAT * best)
     if actions:
-        flat = torch.zeros(batch.size * 4096, dtype=torch.float32, device=taken.device)
-        at = g * 4096 + action
         # legal: the origin's destination bitboard has the bit, and the game is not over
-        legal = (take(batch.legal.view(-1), g * 64 + (action >> 6)) >> (action & 63)) & 1
+        legal = (take(batch.legal.view(-1), g * 64 + f) >> t) & 1
         hit = (taken > 0) & (legal != 0) & ~take(batch.over, g)
-        flat.index_put_((at[hit],), taken[hit].float())
-        prior = flat.view(batch.size, 4096)
+        flat = torch.zeros(n * 4096, dtype=torch.float32, device=g.device)
+        flat.index_put_((g[hit] * 4096 + f[hit] * 64 + t[hit],), taken[hit].float())
+        prior = flat.view(n, 4096)
     return evaluation, prior
