@@ -1,11 +1,13 @@
 """Self-play games/hour of the batched path (selfplay.engine: batched) against the single-env
 reference path, with the same fresh network, simulations and seeds, in one run.
 
-Usage: python bench/selfplay_speed.py --game loa [--games 64] [--simulations 32]
+Usage: python bench/selfplay_speed.py --game loa [--config FILE] [--games 64] [--simulations 32]
        [--max-moves M] [--root gumbel|puct] [--threads 1] [--repeats 1]
        [--engine both|reference|batched] [--parallel-games N]
 
-The network is a fresh default one from ``configs/<game>.yaml`` (seeded), and
+The network is a fresh default one from ``configs/<game>.yaml`` (or ``--config``; its
+priors, ``model.value_prior`` / ``model.policy_prior``, included: the batched path computes
+them in torch), seeded, and
 both paths play ``--games`` games with ``parallel_games`` = games, so each
 network call takes every game's leaf in both. Games/hour is games over wall
 seconds (best of ``--repeats``, the paths alternating); CPU seconds and
@@ -53,6 +55,8 @@ def timed(play) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--game", default="loa")
+    parser.add_argument("--config", default=None,
+                        help="config file (default: configs/<game>.yaml; its game is played)")
     parser.add_argument("--games", type=int, default=64)
     parser.add_argument("--simulations", type=int, default=None,
                         help="simulations per action (default: the config's)")
@@ -76,7 +80,8 @@ def main() -> None:
         sets.append(f"selfplay.max_moves={args.max_moves}")
     if args.root is not None:
         sets.append(f"mcts.root={args.root}")
-    cfg = load_config(REPO / "configs" / f"{args.game}.yaml", sets)
+    cfg = load_config(args.config or REPO / "configs" / f"{args.game}.yaml", sets)
+    args.game = cfg.game
     game = action_game(args.game)
     names = ["batched", "reference"] if args.engine == "both" else [args.engine]
     engine = batched_game(args.game, args.device) if "batched" in names else None

@@ -232,9 +232,9 @@ def test_value_prior_output_is_strictly_inside_minus_one_one():
         net(obs)
 
 
-def test_value_prior_with_the_batched_engine_is_a_config_error():
-    with pytest.raises(ConfigError, match="model.value"):
-        load_config(TINY, ["model.value=prior", "selfplay.engine=batched"])
+def test_value_prior_with_the_batched_engine_needs_a_batched_evaluation():
+    with pytest.raises(ConfigError, match="model.value .* no batched evaluation"):
+        load_config(TINY, ["game=loa", "model.value=prior", "selfplay.engine=batched"])
 
 
 def test_static_prior_sign_follows_the_player_to_act():

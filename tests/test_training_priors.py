@@ -101,7 +101,6 @@ def test_a_network_without_priors_starts_from_a_random_initialisation():
 @pytest.mark.parametrize("sets, message", [
     (["game=loa", "model.policy_prior=1"], "loa has no action prior"),
     (["game=ultima", "model.policy_prior=-1"], "model.policy_prior must be 0"),
-    (["game=ultima", "model.policy_prior=1", "selfplay.engine=batched"], "model.policy_prior"),
     (["train.value_target_q=1.5"], "train.value_target_q must be between 0 and 1"),
 ])
 def test_prior_settings_are_validated(sets, message):

@@ -31,17 +31,22 @@ from boardzoo.envs.core.batched import BatchedGame, BatchState
 
 from .batched_tree import Tree, expand, new_tree, set_node_info
 from .config import MCTSConfig
+from .knowledge import Knowledge
 
 #: batch of states -> (logits (n, num_actions), values (n,) for each state's player to move).
 Evaluator = Callable[[BatchState], tuple[torch.Tensor, torch.Tensor]]
 
 
 class NetBatchEvaluator:
-    """Batched network inference on a BatchState (the net lives on the engine's device)."""
+    """Batched network inference on a BatchState (the net lives on the engine's device),
+    with the priors the network takes computed over the whole batch (``knowledge``; by
+    default from the network's own settings)."""
 
-    def __init__(self, net: torch.nn.Module, engine: BatchedGame) -> None:
+    def __init__(self, net: torch.nn.Module, engine: BatchedGame,
+                 knowledge: Knowledge | None = None) -> None:
         self.net = net
         self.engine = engine
+        self.knowledge = Knowledge.for_net(net) if knowledge is None else knowledge
         self.calls = 0
         self.positions = 0
 
@@ -49,7 +54,8 @@ class NetBatchEvaluator:
         if self.net.training:
             self.net.eval()
         with torch.inference_mode():
-            logits, values = self.net(self.engine.observation(batch))
+            priors = Knowledge.inputs(*self.knowledge.batched(self.engine, batch))
+            logits, values = self.net(self.engine.observation(batch), **priors)
         self.calls += 1
         self.positions += batch.size
         return logits, values

@@ -157,13 +157,14 @@ def validate(cfg: Config) -> Config:
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
-    need(not m.value_prior or p.engine == "reference", "model.value",
-         "learned with selfplay.engine batched (the prior is computed on reference states)")
+    torch_priors = get_spec(cfg.game).batched_eval_module is not None
+    need(not m.value_prior or p.engine == "reference" or torch_priors, "model.value",
+         f"learned with selfplay.engine batched ({cfg.game} has no batched evaluation)")
     need(m.policy_prior >= 0, "model.policy_prior", "0 (off) or more")
     need(m.policy_prior == 0 or get_spec(cfg.game).action_prior is not None,
          "model.policy_prior", f"0: {cfg.game} has no action prior (GameSpec.action_prior)")
-    need(m.policy_prior == 0 or p.engine == "reference", "model.policy_prior",
-         "0 with selfplay.engine batched (the prior is computed on reference states)")
+    need(m.policy_prior == 0 or p.engine == "reference" or torch_priors, "model.policy_prior",
+         f"0 with selfplay.engine batched ({cfg.game} has no batched evaluation)")
     need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
          "local with selfplay.engine batched (the Ray pool plays the reference engine)")
     need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",

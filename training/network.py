@@ -115,11 +115,13 @@ class BilinearPolicy(nn.Module):
         self.kind_bias = nn.Parameter(torch.zeros(layout.num_kinds))
         self.scale = dim ** -0.5
         both = (pairs[:, 0] >= 0) & (pairs[:, 1] >= 0)
-        # an action without both cells reads the zero appended after the n x n scores
-        index = np.where(both, pairs[:, 0] * n + pairs[:, 1], n * n)
+        # an action without both cells scores 0 (it reads score 0 and is zeroed)
+        index = np.where(both, pairs[:, 0] * n + pairs[:, 1], 0)
         self.register_buffer("cell_feature", torch.as_tensor(cell_feature, dtype=torch.long),
                              persistent=False)
         self.register_buffer("pair_index", torch.as_tensor(index), persistent=False)
+        self.register_buffer("no_pair", torch.as_tensor(~both) if not both.all() else None,
+                             persistent=False)
         self.register_buffer("kinds", torch.as_tensor(np.asarray(layout.kinds, dtype=np.int64)),
                              persistent=False)
 
@@ -127,8 +129,11 @@ class BilinearPolicy(nn.Module):
         """Map trunk features ``(B, C, H, W)`` to logits ``(B, A)``."""
         cells = x.flatten(2)[:, :, self.cell_feature].transpose(1, 2)  # (B, N, C)
         scores = torch.bmm(self.query(cells), self.key(cells).transpose(1, 2)) * self.scale
-        flat = torch.cat([scores.flatten(1), scores.new_zeros(len(scores), 1)], dim=1)
-        return flat.index_select(1, self.pair_index) + self.kind_bias[self.kinds]
+        # (no copy of the n x n scores with a zero appended: a large copy per call)
+        logits = scores.flatten(1).index_select(1, self.pair_index)
+        if self.no_pair is not None:
+            logits = logits.masked_fill(self.no_pair, 0.0)
+        return logits + self.kind_bias[self.kinds]
 
 
 class PolicyValueNet(nn.Module):

@@ -34,8 +34,8 @@ import torch
 from boardzoo.agents.evaluation import get_evaluator, get_scale
 
 from .config import Config
+from .knowledge import Knowledge
 from .mcts import Node, Search
-from .prior import action_prior, dense_action_prior, static_prior
 
 
 @dataclass
@@ -78,13 +78,16 @@ class NetEvaluator:
     """Batched network inference over action states: states -> (logits, values) as numpy.
 
     ``policy_temperature`` T divides the logits (the search's prior becomes
-    softmax(logits / T)); 1 leaves them as the network gives them.
+    softmax(logits / T)); 1 leaves them as the network gives them. ``knowledge`` computes
+    the priors the network takes (by default from the network's own settings).
     """
 
-    def __init__(self, net: torch.nn.Module, game, policy_temperature: float = 1.0) -> None:
+    def __init__(self, net: torch.nn.Module, game, policy_temperature: float = 1.0,
+                 knowledge: Knowledge | None = None) -> None:
         self.net = net
         self.game = game
         self.policy_temperature = float(policy_temperature)
+        self.knowledge = Knowledge.for_net(net) if knowledge is None else knowledge
         self.calls = 0
         self.positions = 0
 
@@ -93,15 +96,9 @@ class NetEvaluator:
         obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
         if self.net.training:
             self.net.eval()
-        net = self.net
-        priors = {}
-        if getattr(net, "value_prior", False):
-            priors["prior"] = torch.from_numpy(static_prior(net.game_name, game, states))
-        if getattr(net, "policy_prior", 0.0):
-            priors["action_prior"] = torch.from_numpy(
-                dense_action_prior(net.game_name, states, game.num_actions))
+        priors = Knowledge.inputs(*self.knowledge.reference(states))
         with torch.inference_mode():
-            logits, values = net(torch.from_numpy(obs), **priors)
+            logits, values = self.net(torch.from_numpy(obs), **priors)
         if self.policy_temperature != 1.0:
             logits = logits / self.policy_temperature
         self.calls += 1
@@ -123,9 +120,10 @@ def selfplay_seed(seed: int, iteration: int, index: int) -> int:
 class _Slot:
     """One game in progress. ``search`` is None once the game is over."""
 
-    def __init__(self, game, cfg: Config, seed: int) -> None:
+    def __init__(self, game, cfg: Config, seed: int, knowledge: Knowledge) -> None:
         self.game = game
         self.cfg = cfg
+        self.knowledge = knowledge
         self.rng = np.random.default_rng(seed)
         self.record = GameRecord(seed)
         self.state = game.initial_state()
@@ -178,10 +176,11 @@ class _Slot:
         rec.actions.append(actions.astype(np.int32))
         rec.probs.append(probs.astype(np.float32))
         rec.players.append(root.player)
-        if cfg.model.value_prior:
-            rec.priors.append(float(static_prior(cfg.game, game, [root.state])[0]))
-        if cfg.model.policy_prior:
-            rec.action_priors.append(action_prior(cfg.game, root.state, actions))
+        value_prior, action_prior = self.knowledge.root(root.state, actions)
+        if value_prior is not None:
+            rec.priors.append(value_prior)
+        if action_prior is not None:
+            rec.action_priors.append(action_prior)
         rec.root_values.append(float(root.W.sum() / max(root.N.sum(), 1)))
         temperature = 1.0 if self.moves < cfg.selfplay.temperature_moves else 0.0
         i = search.choose(temperature)
@@ -206,10 +205,11 @@ def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],
 
     ``evaluate`` (states -> (logits, values)) replaces the network (``net`` may then be None).
     """
+    knowledge = Knowledge.for_config(cfg)  # one per run of games: records reuse its memo
     if evaluate is None:
         if net is None:
             raise ValueError("play_games needs a network or an evaluator")
-        evaluate = NetEvaluator(net, game)
+        evaluate = NetEvaluator(net, game, knowledge=knowledge)
     queue = list(enumerate(seeds))[::-1]
     slots: list[tuple[int, _Slot]] = []
     results: dict[int, GameRecord] = {}
@@ -217,7 +217,7 @@ def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],
     while queue or slots:
         while queue and len(slots) < width:
             idx, seed = queue.pop()
-            slot = _Slot(game, cfg, seed)
+            slot = _Slot(game, cfg, seed, knowledge)
             if slot.search is None:  # over before its first search (forced actions only)
                 results[idx] = slot.record
                 if progress is not None:

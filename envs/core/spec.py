@@ -91,6 +91,10 @@ class GameSpec:
     render_text: Callable[[Any], str] | None = None
     #: Module with the batched torch engine (``Engine(device)``), imported on first use.
     batched_module: str | None = None
+    #: Module whose ``priors(engine, batch, value, actions)`` computes ``evaluate`` and
+    #: ``action_prior`` on the batched engine's states in torch (training's priors on the
+    #: batched engine; None: the game has none).
+    batched_eval_module: str | None = None
     #: Version of the env (``loa_v0``); bumped when observations or rewards change.
     env_version: int = 0
 

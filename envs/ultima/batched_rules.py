@@ -243,8 +243,42 @@ def legal_moves(tb: Tables, codes: torch.Tensor, bb: torch.Tensor,
     return legal.view(n, 64), (has != 0) | (kd != 0)
 
 
+def pseudo_moves(tb: Tables, codes: torch.Tensor, us: Army,
+                 them: Army) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Return (game, origin, kind, destinations) per piece of army ``us`` that can move:
+    every move that obeys movement and immobilization, ignoring the king's safety (as
+    :func:`.movegen.pseudo_moves`); the pawns first, then the other pieces but the king,
+    then one king row per game (with no destination where the king cannot move)."""
+    n = us[0].shape[0]
+    empty = ~(us[0] | them[0])
+    ksq = square_of(us[K])
+    frozen = spread(them[I]) | (us[I] & spread(them[C]))
+    movable = us[0] & ~us[K] & ~frozen
+    risk = _Risk.none(n, us[0].device)
+    gp, fp = tb.expand(movable & us[P]).nonzero(as_tuple=True)
+    dest_p, _ = _pawn_moves(tb, gp, fp, empty, risk)
+    gq, fq = tb.expand(movable & ~us[P]).nonzero(as_tuple=True)
+    kq = take(codes.reshape(-1), gq * 64 + fq).long() & 7
+    dest_q, _ = _piece_moves(tb, gq, fq, kq, empty, them, risk)
+    kd = keep((frozen & us[K]) == 0, take(tb.adj, ksq) & ~us[0] & ~them[K])
+    games = torch.arange(n, device=kd.device)
+    return (torch.cat([gp, gq, games]), torch.cat([fp, fq, ksq]),
+            torch.cat([torch.full_like(fp, P), kq, torch.full_like(ksq, K)]),
+            torch.cat([dest_p, dest_q, kd]))
+
+
 class _Risk:
     """Per game: what a move must touch to be played out (see the module docstring)."""
+
+    @classmethod
+    def none(cls, n: int, device: torch.device) -> _Risk:
+        """Return the risk of pseudo-legal move generation: no move is played out."""
+        risk = cls.__new__(cls)
+        zero = torch.zeros(n, dtype=torch.int64, device=device)
+        risk.check = torch.zeros(n, dtype=torch.bool, device=device)
+        risk.v = risk.threat = risk.x = risk.xw = risk.xl = zero
+        risk.pin = risk.crd = risk.pin_p = risk.crd_o = zero
+        return risk
 
     def __init__(self, tb: Tables, ksq: torch.Tensor, esq: torch.Tensor, us: Army,
                  them: Army, check: torch.Tensor) -> None:

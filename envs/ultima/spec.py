@@ -42,4 +42,5 @@ SPEC = register_game(GameSpec(
     action_cells=move_cells,
     board_view=board_view,
     batched_module=f"{__package__}.batched",
+    batched_eval_module=f"{__package__}.batched_eval",
 ))

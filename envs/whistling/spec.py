@@ -61,4 +61,5 @@ SPEC = register_game(GameSpec(
     board_view=board_view,
     render_text=render_text,
     batched_module=f"{__package__}.batched",
+    batched_eval_module=f"{__package__}.batched_eval",
 ))
