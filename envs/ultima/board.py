@@ -50,16 +50,19 @@ OWNED = {WHITE: tuple(0 < c < 8 for c in range(16)), BLACK: tuple(c > 8 for c in
 ORTH_DIRS = frozenset(ORTHOGONAL)
 
 
-def frozen_mask(b: bytes | bytearray, colour: int) -> int:
-    """Return the bitmask of squares where a piece of ``colour`` would be frozen (spec 5)."""
-    enemy = colour ^ 8
+def neighbourhood(b: bytes | bytearray, code: int) -> int:
+    """Return the bitmask of the squares next to any piece ``code`` (colour | kind) on ``b``."""
     mask = 0
-    code = enemy | IMMOBILIZER
     i = b.find(code)
     while i >= 0:
         mask |= ADJ[i]
         i = b.find(code, i + 1)
     return mask
+
+
+def frozen_mask(b: bytes | bytearray, colour: int) -> int:
+    """Return the bitmask of squares where a piece of ``colour`` would be frozen (spec 5)."""
+    return neighbourhood(b, (colour ^ 8) | IMMOBILIZER)
 
 
 def frozen_pieces(b: bytes | bytearray, colour: int) -> int:

@@ -30,6 +30,7 @@ from .board import (
     WITHDRAWER,
     frozen_mask,
     frozen_pieces,
+    neighbourhood,
 )
 from .check import attacked, relevant, threat_pieces, vacate_mask
 
@@ -114,13 +115,7 @@ def _movers_and_pincers(
 def _chameleon_neighbourhood(b: bytes | bytearray, en: int) -> int:
     """Return the squares next to an enemy (colour ``en``) chameleon, where an immobilizer is
     frozen (spec 5)."""
-    out = 0
-    code = en | CHAMELEON
-    i = b.find(code)
-    while i >= 0:
-        out |= ADJ[i]
-        i = b.find(code, i + 1)
-    return out
+    return neighbourhood(b, en | CHAMELEON)
 
 
 def _slides(b: bytes | bytearray, f: int) -> Moves:
