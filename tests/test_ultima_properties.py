@@ -13,6 +13,7 @@ from boardzoo.envs.core.game import PositionError
 from boardzoo.envs.ultima import State
 from boardzoo.envs.ultima.actions import UltimaActions
 from boardzoo.envs.ultima.movegen import BLACK, KING, WHITE, attacked, legal_moves
+from boardzoo.envs.ultima.rules import REPETITIONS
 
 ACTIONS = UltimaActions()
 PROPERTY = settings(max_examples=40, deadline=None,
@@ -77,7 +78,10 @@ def test_position_text_round_trips(state):
     text = state.to_text()
     again = State.from_text(text)
     assert again.to_text() == text
-    assert again.legal_move_strs() == state.legal_move_strs()
+    # position text holds no repetition history (spec): a position drawn by threefold
+    # repetition has no legal move, the same position read from text has them
+    if state.history.count(state.history[-1]) < REPETITIONS:
+        assert again.legal_move_strs() == state.legal_move_strs()
     assert State.from_text(" ".join(text.split()[:2])).board == state.board
 
 
