@@ -56,6 +56,7 @@ EXPORT_KEYS = ("mcts.play_root", "mcts.play_gumbel_m", "mcts.play_policy_tempera
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a run's network as a model file, optionally with other play-time settings."""
+    from boardzoo.envs.core.game import echo
     from boardzoo.envs.core.registry import action_game
 
     from .agent import load_net
@@ -66,7 +67,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     for text in overrides:
         key = ".".join(parse_override(text)[0])
         if key not in EXPORT_KEYS:
-            raise ConfigError(f"export --set {text!r}: only {', '.join(EXPORT_KEYS)} can change "
+            raise ConfigError(f"export --set {echo(text)}: only {', '.join(EXPORT_KEYS)} can "
+                              f"change "
                               f"(the rest describes the trained weights)")
     net, cfg, data = load_net(args.source)
     cfg = from_dict(apply_overrides(cfg.to_dict(), overrides))  # validated
