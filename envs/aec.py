@@ -22,20 +22,26 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core.actions import ActionGame, as_action
-from .core.game import GameState
+from .core.game import GameState, MoveError
 from .core.registry import get_spec
 from .core.spec import GameSpec
 from .window import Window
 
 
 class IntegerActionWrapper(wrappers.BaseWrapper):
-    """Refuses a non-integer action with MoveError before the standard wrappers see it
-    (why: they index the action mask with it, so ``True`` fails with a NumPy error)."""
+    """Refuses a non-integer or out-of-range action with MoveError before the standard
+    wrappers see it (why: they index the action mask with it, so ``True`` failed with a
+    NumPy error, and 10**6 with a bare AssertionError), as the raw env does."""
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
-        dead = self.terminations.get(agent) or self.truncations.get(agent)
-        super().step(action if action is None and dead else as_action(action))
+        if action is None and (self.terminations.get(agent) or self.truncations.get(agent)):
+            return super().step(action)
+        action = as_action(action)
+        n = self.action_space(agent).n
+        if not 0 <= action < n:
+            raise MoveError(f"action {action} is outside the action space 0..{n - 1}")
+        return super().step(action)
 
 
 def wrap(raw: AECEnv) -> AECEnv:

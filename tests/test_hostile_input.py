@@ -115,6 +115,9 @@ def test_env_actions_must_be_integers(game):
     for bad in (True, False, float(action), str(action)):
         with pytest.raises(MoveError, match="an action is an integer"):
             wrapped.step(bad)
+    for bad in (10**6, -1):  # the same error type for out-of-range integers
+        with pytest.raises(MoveError, match="outside the action space"):
+            wrapped.step(bad)
     wrapped.step(np.int64(action))  # NumPy integers (a policy's output) are actions
     env.step(np.array(action))
     assert env.game.to_text() != before

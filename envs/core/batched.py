@@ -260,7 +260,7 @@ class BatchedEnv:
         """Play one action per game; return (obs, rewards (N, 2), terminated (N,))."""
         actions = integer_actions(actions).to(self.device)
         if actions.shape != (self.num_envs,):
-            raise ValueError(f"expected {self.num_envs} actions, got shape {tuple(actions.shape)}")
+            raise MoveError(f"expected {self.num_envs} actions, got shape {tuple(actions.shape)}")
         was_over = self.game.terminated(self.batch)
         if self.check_actions:
             self._check(actions, was_over)
