@@ -13,6 +13,7 @@ import torch
 
 from boardzoo.agents.arena import ArenaError, Pairing, play_game, read_games, run_tournament
 from boardzoo.agents.base import UnknownAgentError, canonical_spec, make_agent
+from boardzoo.agents.single_agent import SingleAgentEnv, SingleAgentError
 from boardzoo.agents.viewer import page_data, render_page
 from boardzoo.cli import main
 from boardzoo.envs.aec import BoardGameEnv, make_env
@@ -152,3 +153,13 @@ def test_agent_kind_case_is_canonical(tmp_path):
                        progress=False)
     games = run_tournament("loa", ["Random", "GREEDY"], 1, tmp_path / "u", progress=False)
     assert {p for g in games for p in g["players"]} == {"random", "greedy"}
+
+
+def test_single_agent_env_refuses_bool_actions():
+    env = SingleAgentEnv("loa", learner_side=0, seed=0)
+    env.reset()
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    for bad in (True, np.bool_(True), float(legal)):
+        with pytest.raises(SingleAgentError, match="an action is an integer"):
+            env.step(bad)
+    env.step(np.int64(legal))
