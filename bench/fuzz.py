@@ -457,6 +457,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds before a case hangs")
     ap.add_argument("--games", default=",".join(GAMES))
     args = ap.parse_args()
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    EnvLogger.suppress_output()  # the wrapped env's "illegal move" note, once per case
     t0 = time.perf_counter()
     totals: Counter[str] = Counter()
     per: dict[str, Counter[str]] = {}
