@@ -123,7 +123,8 @@ def shared_lists(levels: int) -> list:
     ({"model": {"channels": 100000}}, "model.channels must be between 1 and 1024"),
     ({"mcts": {"simulations": shared_lists(9)}}, "more than 10,000 values"),
     ({"eval": {"baselines": shared_lists(9)}}, "more than 10,000 values"),
-], ids=["blocks", "channels", "list-bomb", "baselines-bomb"])
+    ({"model": {5: 1}}, "a key that is not text"),
+], ids=["blocks", "channels", "list-bomb", "baselines-bomb", "int-key"])
 def test_model_file_with_absurd_config_is_refused_before_building(tmp_path, capsys, sections,
                                                                   message):
     path = crafted_model(tmp_path, **sections)

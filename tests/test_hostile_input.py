@@ -94,7 +94,7 @@ def test_errors_echo_at_most_a_short_part_of_a_huge_spec_game_or_config_value(tm
         get_spec("g" * BIG)
     assert len(str(info.value)) < LIMIT
     for override in ("mcts.simulations=" + "x" * BIG, "game=" + "x" * BIG,
-                     "mcts.root=" + "x" * BIG):
+                     "mcts.root=" + "x" * BIG, "x" * BIG + "=1", "model." + "y" * BIG + "=1"):
         with pytest.raises(ConfigError) as info:
             load_config(REPO / "configs" / "tiny.yaml", [override])
         assert len(str(info.value)) < LIMIT, str(info.value)[:300]

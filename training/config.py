@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
-from boardzoo.envs.core.game import BoardzooError, echo
+from boardzoo.envs.core.game import ECHO_LIMIT, BoardzooError, echo
 from boardzoo.envs.core.registry import game_names, get_spec
 
 from . import safe_yaml
@@ -261,7 +261,8 @@ def _build(cls: type, data: Any, where: str) -> Any:
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
     if unknown:
-        raise ConfigError(f"unknown config key(s) {', '.join(f'{where}{k}' for k in unknown)}; "
+        shown = ", ".join(f"{where}{k}"[:ECHO_LIMIT] for k in unknown[:10])  # input: cut
+        raise ConfigError(f"unknown config key(s) {shown}; "
                           f"allowed{' in ' + where.rstrip('.') if where else ''}: "
                           f"{', '.join(names)}")
     kwargs = {}

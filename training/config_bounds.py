@@ -87,6 +87,8 @@ def check_file_config(config: Any) -> None:
             raise ConfigError(f"the config holds more than {MAX_VALUES:,} values or nests "
                               f"deeper than {MAX_DEPTH} levels")
         if isinstance(value, Mapping):
+            if not all(isinstance(k, str) for k in value):
+                raise ConfigError("the config has a key that is not text")
             todo.extend((v, depth + 1) for v in value.values())
         elif isinstance(value, list | tuple):
             todo.extend((v, depth + 1) for v in value)
