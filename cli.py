@@ -27,6 +27,8 @@ from boardzoo.envs.core.registry import GAMES, load_state
 from boardzoo.training import commands as training_commands
 
 EXIT_USAGE = 2
+#: Longest error line printed (library messages cut what they echo; this bounds the rest).
+ERROR_LIMIT = 1000
 #: Errors of writing stdout itself (full device, closed or broken stream).
 OUTPUT_ERRNOS = (errno.ENOSPC, errno.EBADF, errno.EPIPE, errno.EIO)
 
@@ -170,7 +172,10 @@ def error_line(exc: BaseException) -> str:
     for prefix in ("boardzoo: ", "boardzoo "):
         if text.startswith(prefix):
             text = text[len(prefix):]
-    return "boardzoo: error: " + " ".join(text.split())
+    line = " ".join(text.split())
+    if len(line) > ERROR_LIMIT:  # e.g. an OS error naming a 100 KB path: keep one short line
+        line = f"{line[:ERROR_LIMIT]}... ({len(line):,} characters)"
+    return "boardzoo: error: " + line
 
 
 def main(argv: Sequence[str] | None = None) -> int:

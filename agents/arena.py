@@ -31,7 +31,7 @@ except ImportError:  # Windows: no folder lock
 from boardzoo.envs.core.game import BoardzooError, GameState
 from boardzoo.envs.core.registry import state_class
 
-from .base import INTERACTIVE_KINDS, check_spec, make_agent
+from .base import INTERACTIVE_KINDS, canonical_spec, check_spec, make_agent
 from .distributed import check_backend, ray_games
 from .engine import attach_log
 from .movetime import limit_agents
@@ -187,6 +187,9 @@ def read_games(path: Path, repair: bool = False) -> list[dict]:
             if not line.endswith(b"\n"):
                 raise ValueError("unterminated line")
             record = json.loads(line)
+        except RecursionError:  # e.g. 100,000 nested brackets: no record nests like that
+            raise ArenaError(f"{path}: line {len(records) + 1} nests too deeply to be a game "
+                             f"record") from None
         except ValueError:
             if offset + len(line) < len(data):
                 raise ArenaError(f"{path}: line {len(records) + 1} is not valid JSON") from None
@@ -369,7 +372,7 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     instance with ``workers`` CPUs); the records are the same as with the local backend.
     ``movetime`` limits every agent's thinking per move (seconds; None: no limit).
     """
-    agents = [a.strip() for a in agents]
+    agents = [canonical_spec(a) for a in agents]  # ALPHABETA:1 and alphabeta:1 are one agent
     cls = validate(game, agents, games_per_pair)
     check_backend(backend, address)
     out = Path(out)

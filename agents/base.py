@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from boardzoo.envs.core.game import BoardzooError, GameState, Move
+from boardzoo.envs.core.game import BoardzooError, GameState, Move, echo
 
 
 class UnknownAgentError(BoardzooError):
@@ -155,18 +155,25 @@ def no_arg(kind: str, arg: str | None) -> None:
         raise UnknownAgentError(f"agent {kind!r} takes no parameter (got {kind}:{arg})")
 
 
+def canonical_spec(spec: str) -> str:
+    """Return ``spec`` as the arena and reports name it: stripped, its kind in lower case
+    (``ALPHABETA:1`` -> ``alphabeta:1``); the argument keeps its case (it may be a path)."""
+    kind, sep, arg = spec.strip().partition(":")
+    return kind.lower() + sep + arg
+
+
 def make_agent(spec: str, game: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string such as ``random`` or ``mcts:400`` for ``game``."""
     kind, _, arg = spec.strip().partition(":")
     factory = AGENT_FACTORIES.get(kind.lower())
     if factory is None:
         raise UnknownAgentError(
-            f"unknown agent {spec!r}; choose one of: {', '.join(sorted(AGENT_FACTORIES))}"
+            f"unknown agent {echo(spec)}; choose one of: {', '.join(sorted(AGENT_FACTORIES))}"
         )
     if kind.lower() == "random":
         no_arg("random", arg or None)
     agent = factory(arg or None, game, seed)
-    agent.spec = spec.strip()
+    agent.spec = canonical_spec(spec)
     return agent
 
 

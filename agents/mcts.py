@@ -13,7 +13,7 @@ import math
 import random
 import time
 
-from boardzoo.envs.core.game import GameState, Move
+from boardzoo.envs.core.game import GameState, Move, echo
 
 from .base import Agent, UnknownAgentError
 from .evaluation import Evaluator, get_evaluator, get_playout_cap, get_scale
@@ -173,9 +173,10 @@ def _number(kind: str, name: str, text: str, cast: type, low: float) -> float:
     try:
         value = cast(text)
     except ValueError:
-        raise UnknownAgentError(f"agent {kind}: {name} must be a number, got {text!r}") from None
+        raise UnknownAgentError(f"agent {kind}: {name} must be a number, "
+                                f"got {echo(text)}") from None
     if value < low:
-        raise UnknownAgentError(f"agent {kind}: {name} must be at least {low}, got {text!r}")
+        raise UnknownAgentError(f"agent {kind}: {name} must be at least {low}, got {echo(text)}")
     return value
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from boardzoo.envs.core.game import BoardzooError, GameState
+from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.core.spec import GameSpec
 
@@ -109,10 +109,10 @@ def replay(record: dict) -> Replay:
     states = [state]
     for ply, text in enumerate(record["moves"], 1):
         if state.is_terminal():
-            raise ArenaError(f"{where}: move {ply} {text!r} comes after the game ended")
+            raise ArenaError(f"{where}: move {ply} {echo(text)} comes after the game ended")
         try:
             state = state.apply(state.parse_move(str(text)))
         except BoardzooError as exc:
-            raise ArenaError(f"{where}: move {ply} {text!r}: {exc}") from None
+            raise ArenaError(f"{where}: move {ply} {echo(text)}: {exc}") from None
         states.append(state)
     return Replay(spec, record, states)

@@ -14,7 +14,6 @@ It lives with the agents because its opponent is one. Importing boardzoo registe
 
 from __future__ import annotations
 
-import operator
 from typing import Any, ClassVar
 
 import gymnasium
@@ -22,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from boardzoo.envs.aec import BoardGameEnv
+from boardzoo.envs.core.actions import as_action
 from boardzoo.envs.core.game import BoardzooError, MoveError
 from boardzoo.envs.core.registry import UnknownGameError, game_names, get_spec
 
@@ -197,10 +197,9 @@ class SingleAgentEnv(gymnasium.Env):
     def _check_action(self, action: Any) -> int | None:
         """Return the action as an int if legal; raise, or return None under the penalty."""
         try:
-            value = operator.index(action)
-        except TypeError:
-            raise SingleAgentError(
-                f"action must be an integer, got {action!r} ({type(action).__name__})") from None
+            value = as_action(action)  # the envs' one check: True and 8.0 are not actions
+        except MoveError as exc:
+            raise SingleAgentError(str(exc)) from None
         if not 0 <= value < self.actions.num_actions:
             raise SingleAgentError(
                 f"action {value} is outside the action space 0..{self.actions.num_actions - 1}")

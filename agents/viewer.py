@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -88,12 +89,26 @@ def game_data(game: Replay, view: BoardView, chars: dict[str, str]) -> dict:
     return {
         "id": rec["id"], "game": game.spec.name, "players": rec["players"], "sides": names,
         "result": rec.get("result", ""), "termination": rec.get("termination", ""),
-        "scores": rec["scores"], "plies": rec["plies"], "seconds": rec.get("seconds"),
-        "thinkSeconds": rec.get("think_seconds"), "moveSeconds": rec.get("move_seconds"),
+        "scores": rec["scores"], "plies": rec["plies"], "seconds": _seconds(rec.get("seconds")),
+        "thinkSeconds": _seconds_list(rec.get("think_seconds")),
+        "moveSeconds": _seconds_list(rec.get("move_seconds")),
         "moves": rec["moves"], "movers": [s.player_names[s.to_move] for s in game.states[:-1]],
         "positions": positions, "pieces": pieces, "marked": marked,
         "status": [game.status(p) for p in range(len(game.states))],
     }
+
+
+def _seconds(value: object) -> float | None:
+    """Return a finite time in seconds, or None for anything else (why: a record from
+    elsewhere may hold "x" or NaN there, which the page's script cannot show)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
+
+
+def _seconds_list(value: object) -> list[float | None] | None:
+    """Return a list of times with each entry checked by :func:`_seconds`; None if no list."""
+    return [_seconds(v) for v in value] if isinstance(value, list) else None
 
 
 def page_data(records: Sequence[dict]) -> dict:
@@ -164,8 +179,9 @@ def render_page(records: Sequence[dict], report: dict | None, title: str) -> str
     # "<" escaped: the JSON sits in a <script> element, which "</script>" would end
     data = json.dumps(page_data(records), separators=(",", ":")).replace("<", "\\u003c")
     ratings = ratings_html(report) if report else "<p>No ratings for these games.</p>"
-    return (template.replace("{{TITLE}}", html.escape(title))
-            .replace("{{RATINGS}}", ratings).replace("{{DATA}}", data))
+    parts = {"TITLE": html.escape(title), "RATINGS": ratings, "DATA": data}
+    # one pass: a title or an agent name that contains "{{DATA}}" stays text
+    return re.sub(r"\{\{(TITLE|RATINGS|DATA)\}\}", lambda m: parts[m.group(1)], template)
 
 
 def write_html(records: Sequence[dict], report: dict | None, path: str | Path,

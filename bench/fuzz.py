@@ -10,16 +10,22 @@ no hangs.
 Entry points, per game: position text (rules, ``boardzoo legal``/``perft``, the
 env's ``reset(options={"position": ...})``), move text (``parse_move``, the env's
 ``move_str_to_action``); and once: agent specs, YAML configs and ``--set``,
-checkpoints with flipped bytes, games.jsonl with torn or foreign lines.
+checkpoints with flipped bytes, games.jsonl with torn or foreign lines. Hostile inputs
+built to be absurd (issue 23): actions that are not integers (raw, wrapped and vector envs,
+per game), absurd config values and YAML alias bombs, model files whose config is absurd or
+a list bomb, SB3 zips whose ``:serialized:`` field is a pickle (outcome ``code_run`` if a
+loader ran it), games.jsonl lines of deeply nested JSON.
 
     python bench/fuzz.py --cases 10000          # per game and entry point
-Last line: one JSON object (cases, ok, clean_errors, tracebacks, hangs, per entry point).
+Last line: one JSON object (cases, ok, clean_errors, tracebacks, hangs, code_runs, per entry
+point).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import random
@@ -35,8 +41,9 @@ from pathlib import Path
 from boardzoo.agents import make_agent
 from boardzoo.agents.arena import read_games
 from boardzoo.agents.report import build
+from boardzoo.agents.viewer import page_data
 from boardzoo.cli import main as cli_main
-from boardzoo.envs.aec import BoardGameEnv
+from boardzoo.envs.aec import BoardGameEnv, make_env
 from boardzoo.envs.core.game import BoardzooError
 from boardzoo.envs.core.registry import GAMES, get_spec
 from boardzoo.training.checkpoint import load
@@ -216,10 +223,194 @@ def case_games_file(game: str, rng: random.Random, seeds: list[str]) -> Callable
     return run
 
 
+# -- hostile inputs (issue 23): built to be absurd rather than mutated from valid ones --------
+ABSURD = ["-1", "100000000000000000000", "1e308", ".inf", "-.inf", ".nan", "1e-400", "0",
+          "9" * 5000, "x" * 100_000, "[1, [2, [3]]]", "{a: 1}", "true", "''", "2.5", "-0.0"]
+
+
+def alias_bomb(levels: int, key: str) -> str:
+    """Return a small YAML config whose ``key`` stands for 10^levels items (anchors)."""
+    lines = ["game: loa", "x0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for k in range(1, levels):
+        lines.append(f"x{k}: &a{k} [" + ", ".join([f"*a{k - 1}"] * 10) + "]")
+    section, _, name = key.rpartition(".")
+    value = f"*a{levels - 1}"
+    lines.append(f"{section}: {{{name}: {value}}}" if section else f"{name}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+def case_absurd_config(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    from boardzoo.training.config_bounds import BOUNDS
+
+    key = rng.choice(sorted(BOUNDS) + ["eval.baselines", "mcts.root", "game"])
+    kind = rng.random()
+
+    def run() -> None:
+        if kind < 0.5:  # an absurd value through --set
+            load_config(CONFIGS[0], [f"{key}={rng.choice(ABSURD)}"])
+            return
+        with tempfile.TemporaryDirectory() as tmp:  # an alias bomb in a file or a --set
+            path = Path(tmp) / "bomb.yaml"
+            path.write_text(alias_bomb(rng.randint(1, 9), key))
+            if kind < 0.8:
+                load_config(path)
+            else:
+                load_config(CONFIGS[0], [f"{key}=[&a {rng.choice(ABSURD)[:50]}, *a, *a]"])
+    return run
+
+
+def shared_lists(levels: int) -> list:
+    """Return a list that stands for 10^levels items but is ``levels`` lists in memory."""
+    value: list = [1] * 10
+    for _ in range(levels - 1):
+        value = [value] * 10
+    return value
+
+
+@functools.cache
+def _shipped_loa() -> dict:
+    """Return the shipped LOA model file's contents (read once: the cases copy its config)."""
+    import torch
+
+    return torch.load(REPO / "agents" / "nets" / "loa.pt", map_location="cpu",
+                      weights_only=True)
+
+
+def case_model_config(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    import torch
+
+    data = _shipped_loa()
+    config = {k: dict(v) if isinstance(v, dict) else v for k, v in data["config"].items()}
+    from boardzoo.training.config_bounds import BOUNDS
+
+    key = rng.choice(sorted(BOUNDS))
+    section, _, name = key.rpartition(".")
+    where = config[section] if section else config
+    r = rng.random()
+    where[name] = (shared_lists(rng.randint(2, 9)) if r < 0.3
+                   else rng.choice([10**7, -5, 10**30, float("inf"), float("nan"), "x" * 10**5])
+                   if r < 0.9 else {"deep": shared_lists(9)})
+
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "m.pt"
+            torch.save({**data, "config": config}, path)
+            make_agent(f"checkpoint:{path},sims=0", "loa", 0)
+    return run
+
+
+class _Marker:
+    """Pickles as a call that creates a file: proof that a loader ran code from a model."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
+class CodeRun(Exception):
+    """A loader ran code that a crafted model file carried."""
+
+
+def case_sb3_zip(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    import base64
+    import pickle
+    import zipfile
+
+    field = rng.choice(["policy_class", "observation_space", "action_space", "lr_schedule",
+                        "policy_kwargs", "_last_obs"])
+    shape = rng.random()
+
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = Path(tmp) / "ran"
+            payload = pickle.dumps(_Marker(marker), protocol=rng.choice([2, 4, 5]))
+            if shape < 0.2:  # a cut pickle
+                payload = payload[: rng.randrange(len(payload))]
+            blob = base64.b64encode(payload).decode()
+            if shape > 0.9:
+                blob = mutate(blob, rng)
+            data = {field: {":type:": "<class 'type'>", ":serialized:": blob},
+                    "n_envs": 1, "num_timesteps": 0}
+            path = Path(tmp) / "evil.zip"
+            with zipfile.ZipFile(path, "w") as z:
+                z.writestr("data", json.dumps(data))
+                z.writestr("_stable_baselines3_version", "2.9.2")
+                if rng.random() < 0.5:
+                    z.writestr("policy.pth", b"")
+            try:
+                make_agent(f"sb3:{path}", game, 0)
+            finally:
+                if marker.exists():
+                    raise CodeRun(f"sb3: loading a crafted zip ran its pickle ({field})")
+    return run
+
+
+def case_nested_json(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    depth = rng.choice([10, 100, 900, 5000, 100_000])
+    opener, closer = rng.choice([("[", "]"), ('{"a":', "}"), ('[{"b":', "}]")])
+    nested = opener * depth + "0" + closer * depth
+    good = {"id": "a|b|0", "game": game, "players": ["random", "greedy"], "scores": [0.0, 1.0],
+            "result": "0-1", "moves": [], "seed": 1, "plies": 0, "seconds": 0.1,
+            "think_seconds": rng.choice([[0.1, 0.2], "x", None, [float("nan"), 1]])}
+    line = json.dumps(good)
+    if rng.random() < 0.5:
+        line = nested  # the whole line
+    else:  # inside a field of a record
+        field = rng.choice(['"moves": []', '"seconds": 0.1', '"id": "a|b|0"'])
+        line = line.replace(field, field.split(":")[0] + ": " + nested)
+
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "games.jsonl"
+            path.write_text(line + "\n")
+            records = read_games(path)
+            build(records)
+            page_data(records)
+    return run
+
+
+ACTIONS = [8.9, 8.0, "8", True, False, None, -1, 10**6, 10**30, [1], {"a": 1}, b"8", 2 + 0j,
+           float("nan"), float("inf")]
+
+
+@functools.cache
+def _vector_env(game: str):
+    """Return a two-game vector env of ``game`` (made once: each case resets it)."""
+    from boardzoo.envs.vector import BoardzooVectorEnv
+
+    return BoardzooVectorEnv(game, 2)
+
+
+def case_action(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    import numpy as np
+
+    choice = rng.choice(ACTIONS + [np.float32(3.5), np.bool_(True), np.int64(5),
+                                   np.array([1, 2]), np.array(7.0), np.array(3)])
+    where = rng.choice(["raw", "wrapped", "vector"])
+
+    def run() -> None:
+        if where == "vector":
+            env = _vector_env(game)
+            env.reset(seed=0)
+            legal = env.random_actions()
+            bad = rng.choice([legal + 0.5, legal.astype(float), [choice, choice],
+                              np.array([choice, choice], dtype=object), legal.astype(bool)])
+            env.step(bad)
+            return
+        env = BoardGameEnv(game) if where == "raw" else make_env(game)
+        env.reset()
+        env.step(choice)
+    return run
+
+
 PER_GAME = {"position_rules": case_position_rules, "position_cli": case_position_cli,
-            "position_env": case_position_env, "move": case_move}
+            "position_env": case_position_env, "move": case_move, "action": case_action}
 ONCE = {"agent_spec": case_agent_spec, "config": case_config, "checkpoint": case_checkpoint,
-        "games_file": case_games_file}
+        "games_file": case_games_file, "absurd_config": case_absurd_config,
+        "model_config": case_model_config, "sb3_zip": case_sb3_zip,
+        "nested_json": case_nested_json}
 
 
 def _alarm(signum, frame):  # noqa: ARG001 - signal handler signature
@@ -235,6 +426,8 @@ def classify(run: Callable[[], None], timeout: float) -> tuple[str, str]:
         return "ok", ""
     except Hang:
         return "hang", ""
+    except CodeRun as exc:  # worse than a traceback: a file from elsewhere ran code
+        return "code_run", str(exc)
     except BoardzooError:
         return "clean", ""
     except Exception:  # the thing this campaign looks for
@@ -264,6 +457,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds before a case hangs")
     ap.add_argument("--games", default=",".join(GAMES))
     args = ap.parse_args()
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    EnvLogger.suppress_output()  # the wrapped env's "illegal move" note, once per case
     t0 = time.perf_counter()
     totals: Counter[str] = Counter()
     per: dict[str, Counter[str]] = {}
@@ -271,11 +467,12 @@ def main() -> None:
                                            args.games.split(",")):
         totals[outcome] += 1
         per.setdefault(entry, Counter())[outcome] += 1
-        if outcome in ("traceback", "hang"):
+        if outcome in ("traceback", "hang", "code_run"):
             print(f"{entry}: {outcome}\n{detail}", file=sys.stderr)
     print(json.dumps({"cases": sum(totals.values()), "ok": totals["ok"],
                       "clean_errors": totals["clean"], "tracebacks": totals["traceback"],
-                      "hangs": totals["hang"], "seconds": round(time.perf_counter() - t0, 1),
+                      "hangs": totals["hang"], "code_runs": totals["code_run"],
+                      "seconds": round(time.perf_counter() - t0, 1),
                       "per_entry_point": {k: dict(v) for k, v in per.items()}}))
 
 

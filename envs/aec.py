@@ -21,18 +21,35 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .core.actions import ActionGame
-from .core.game import GameState
+from .core.actions import ActionGame, as_action
+from .core.game import GameState, MoveError
 from .core.registry import get_spec
 from .core.spec import GameSpec
 from .window import Window
 
 
+class IntegerActionWrapper(wrappers.BaseWrapper):
+    """Refuses a non-integer or out-of-range action with MoveError before the standard
+    wrappers see it (why: they index the action mask with it, so ``True`` failed with a
+    NumPy error, and 10**6 with a bare AssertionError), as the raw env does."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if action is None and (self.terminations.get(agent) or self.truncations.get(agent)):
+            return super().step(action)
+        action = as_action(action)
+        n = self.action_space(agent).n
+        if not 0 <= action < n:
+            raise MoveError(f"action {action} is outside the action space 0..{n - 1}")
+        return super().step(action)
+
+
 def wrap(raw: AECEnv) -> AECEnv:
-    """Apply PettingZoo classic's standard wrappers (illegal move = -1 and game over)."""
+    """Apply PettingZoo classic's standard wrappers (illegal move = -1 and game over) and
+    the integer check of actions."""
     env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
     env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)
+    return wrappers.OrderEnforcingWrapper(IntegerActionWrapper(env))
 
 
 class BoardGameEnv(AECEnv):
@@ -147,7 +164,7 @@ class BoardGameEnv(AECEnv):
         self._cumulative_rewards[agent] = 0
         self.rewards = dict.fromkeys(self.agents, 0)
         self.infos = {a: {} for a in self.agents}
-        self.action_state, turn = self.actions.apply_action(self.action_state, int(action))
+        self.action_state, turn = self.actions.apply_action(self.action_state, as_action(action))
         if turn is not None:
             self.last_move = turn
             self._turns_played += 1
@@ -201,7 +218,7 @@ class BoardGameEnv(AECEnv):
 
     def action_to_move_str(self, action: int) -> str:
         """Return the notation of a legal ``action`` in the current state (one hop or move)."""
-        return self.actions.action_to_str(self.action_state, int(action))
+        return self.actions.action_to_str(self.action_state, as_action(action))
 
     def move_str_to_action(self, text: str) -> int:
         """Return the action of move text (any accepted spelling) in the current state."""

@@ -92,8 +92,6 @@ class BoardzooVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[dict[str, Any], Any, Any, Any, dict[str, Any]]:
         """Play one action per game (see the module docstring for rewards and autoreset)."""
-        if isinstance(actions, np.ndarray | list | tuple):
-            actions = torch.from_numpy(np.asarray(actions, dtype=np.int64))
         mover = self.env.to_move().clone()
         obs, returns, ended = self.env.step(actions)
         reward = returns.gather(1, mover[:, None])[:, 0]

@@ -38,6 +38,7 @@ import torch
 
 from boardzoo.agents.base import UnknownAgentError
 from boardzoo.agents.policy import ActionAgent
+from boardzoo.envs.core.game import echo
 from boardzoo.envs.core.registry import GAMES, action_game
 
 from .checkpoint import CheckpointError, load
@@ -127,7 +128,7 @@ def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
         if not eq or key not in ("sims", "root", "m", "ptemp"):
-            raise UnknownAgentError(f"agent checkpoint: unknown option {part.strip()!r}; "
+            raise UnknownAgentError(f"agent checkpoint: unknown option {echo(part.strip())}; "
                                     f"use sims=N, root=puct|gumbel, m=N or ptemp=T")
         opts[key] = value.strip()
     return first.strip(), opts
@@ -145,7 +146,7 @@ def _number(opts: dict[str, str], key: str, convert: Callable[[str], Any],
             return value
     except ValueError:
         pass
-    raise UnknownAgentError(f"agent checkpoint: {key} must be {want}, got {opts[key]!r}")
+    raise UnknownAgentError(f"agent checkpoint: {key} must be {want}, got {echo(opts[key])}")
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
@@ -166,7 +167,7 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     play = {"gumbel_m": m, "policy_temperature": ptemp, "root": opts.get("root")}
     if play["root"] is not None and play["root"] not in ("puct", "gumbel"):
         raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "
-                                f"got {play['root']!r}")
+                                f"got {echo(play['root'])}")
     cfg = dataclasses.replace(cfg, play=dataclasses.replace(
         cfg.play, **{k: v for k, v in play.items() if v is not None}))
     return NetAgent(game, net, cfg, sims, seed)

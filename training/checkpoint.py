@@ -21,6 +21,7 @@ or the new file, never half of one.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import torch
 from boardzoo.envs.core.game import BoardzooError
 
 from .config import ConfigError, from_saved, model_differences
+from .config_bounds import check_file_config
 
 FORMAT = "boardzoo-checkpoint-v1"
 MODEL_FORMAT = "boardzoo-model-v1"
@@ -71,7 +73,9 @@ def load(path: str | Path, kinds: tuple[str, ...] = (FORMAT, MODEL_FORMAT)) -> d
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} not found")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # a plain pickle makes torch warn: one line is enough
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # corrupt zip, truncated file, a pickle that wants code, ...
         # torch's own text advises weights_only=False, which must never be followed for a
         # file from elsewhere, so only the kind of failure is reported
@@ -86,6 +90,10 @@ def load(path: str | Path, kinds: tuple[str, ...] = (FORMAT, MODEL_FORMAT)) -> d
     for key in ("game", "config", "model"):
         if key not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} is incomplete: no {key!r}")
+    try:  # a small config with sane sizes before anything reads it or builds its network
+        check_file_config(data["config"])
+    except ConfigError as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} has an invalid config: {exc}") from None
     return data
 
 

@@ -74,6 +74,7 @@ EXPORT_KEYS = ("play.root", "play.gumbel_m", "play.policy_temperature")
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a run's network as a model file, optionally with other play-time settings."""
+    from boardzoo.envs.core.game import echo
     from boardzoo.envs.core.registry import action_game
 
     from .agent import load_net
@@ -88,7 +89,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         if message:
             raise ConfigError(f"export --set {text!r}: {message}")
         if key not in EXPORT_KEYS:
-            raise ConfigError(f"export --set {text!r}: only {', '.join(EXPORT_KEYS)} can change "
+            raise ConfigError(f"export --set {echo(text)}: only {', '.join(EXPORT_KEYS)} can "
+                              f"change "
                               f"(the rest describes the trained weights)")
     net, cfg, data = load_net(args.source)
     cfg = from_saved(apply_overrides(cfg.to_dict(), overrides))  # validated

@@ -21,9 +21,11 @@ from typing import Any
 import yaml
 
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
-from boardzoo.envs.core.game import BoardzooError
+from boardzoo.envs.core.game import ECHO_LIMIT, BoardzooError, echo
 from boardzoo.envs.core.registry import game_names, get_spec
 
+from . import safe_yaml
+from .config_bounds import check_bounds
 from .config_keys import flat_keys, migrate_saved, no_effect, old_key_message, refused_keys
 from .config_schema import (
     SECTIONS,
@@ -61,13 +63,13 @@ def _coerce(where: str, value: Any, typ: Any) -> Any:
     if typ is bool:
         if isinstance(value, bool):
             return value
-        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        raise ConfigError(f"{where}: expected true or false, got {echo(value)}")
     if typ is int:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        raise ConfigError(f"{where}: expected an integer, got {echo(value)}")
     if typ is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
@@ -76,17 +78,17 @@ def _coerce(where: str, value: Any, typ: Any) -> Any:
                 return float(value)
             except ValueError:
                 pass
-        raise ConfigError(f"{where}: expected a number, got {value!r}")
+        raise ConfigError(f"{where}: expected a number, got {echo(value)}")
     if typ is str:
         if isinstance(value, str):
             return value
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
+        raise ConfigError(f"{where}: expected a string, got {echo(value)}")
     if typing.get_origin(typ) is list:
         (item,) = typing.get_args(typ)
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, list):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
+            raise ConfigError(f"{where}: expected a list, got {echo(value)}")
         return [_coerce(f"{where}[{i}]", v, item) for i, v in enumerate(value)]
     raise AssertionError(f"unsupported config type {typ!r}")  # pragma: no cover
 
@@ -94,12 +96,13 @@ def _coerce(where: str, value: Any, typ: Any) -> Any:
 def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping of keys, "
-                          f"got {data!r}")
+                          f"got {echo(data)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in data if k not in names]
     if unknown:
-        raise ConfigError(f"unknown config key(s) {', '.join(f'{where}{k}' for k in unknown)}; "
+        shown = ", ".join(f"{where}{k}"[:ECHO_LIMIT] for k in unknown[:10])  # input: cut
+        raise ConfigError(f"unknown config key(s) {shown}; "
                           f"allowed{' in ' + where.rstrip('.') if where else ''}: "
                           f"{', '.join(names)}")
     kwargs = {}
@@ -119,7 +122,7 @@ def validate(cfg: Config) -> Config:
             raise ConfigError(f"{key} must be {what}")
 
     games = game_names()
-    need(cfg.game in games, "game", f"one of {', '.join(games)} (got {cfg.game!r})")
+    need(cfg.game in games, "game", f"one of {', '.join(games)} (got {echo(cfg.game)})")
     need(cfg.iterations >= 1, "iterations", "at least 1")
     need(cfg.time_limit_minutes >= 0, "time_limit_minutes", "0 (no limit) or positive")
     need(cfg.threads >= 0, "threads", "0 or more")
@@ -129,13 +132,13 @@ def validate(cfg: Config) -> Config:
     need(m.policy_channels >= 1, "model.policy_channels", "at least 1")
     need(m.value_hidden >= 1, "model.value_hidden", "at least 1")
     need(m.policy_head in ("auto", "linear", "conv", "bilinear"), "model.policy_head",
-         f"auto, linear, conv or bilinear (got {m.policy_head!r})")
+         f"auto, linear, conv or bilinear (got {echo(m.policy_head)})")
     need(m.bilinear_dim >= 1, "model.bilinear_dim", "at least 1")
     need(m.cell_mask_plane >= -1, "model.cell_mask_plane", "-1 (none) or a plane index")
     need(m.value in VALUE_KINDS, "model.value",
-         f"{', '.join(VALUE_KINDS)} (got {m.value!r})")
+         f"{', '.join(VALUE_KINDS)} (got {echo(m.value)})")
     s = cfg.mcts
-    need(s.root in ROOTS, "mcts.root", f"'puct' or 'gumbel' (got {s.root!r})")
+    need(s.root in ROOTS, "mcts.root", f"'puct' or 'gumbel' (got {echo(s.root)})")
     need(s.simulations >= 1, "mcts.simulations", "at least 1")
     need(s.c_puct > 0, "mcts.c_puct", "positive")
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
@@ -143,7 +146,7 @@ def validate(cfg: Config) -> Config:
     need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
          "0 or more")
     pl = cfg.play
-    need(pl.root in ("", *ROOTS), "play.root", f"'', 'puct' or 'gumbel' (got {pl.root!r})")
+    need(pl.root in ("", *ROOTS), "play.root", f"'', 'puct' or 'gumbel' (got {echo(pl.root)})")
     need(pl.gumbel_m >= 0, "play.gumbel_m", "0 (= mcts.gumbel_m) or more")
     need(0 < pl.policy_temperature < math.inf, "play.policy_temperature", "a number > 0")
     p = cfg.selfplay
@@ -151,12 +154,12 @@ def validate(cfg: Config) -> Config:
     need(p.parallel_games >= 1, "selfplay.parallel_games", "at least 1")
     need(p.workers >= 0, "selfplay.workers", "0 or more")
     need(p.engine in ("reference", "batched"), "selfplay.engine",
-         f"'reference' or 'batched' (got {p.engine!r})")
+         f"'reference' or 'batched' (got {echo(p.engine)})")
     need(p.engine == "reference" or p.workers <= 1, "selfplay.workers",
          "0 or 1 with selfplay.engine batched (it plays all games in one process)")
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
-    need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {p.backend!r})")
+    need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {echo(p.backend)})")
     torch_priors = get_spec(cfg.game).batched_eval_module is not None
     need(not m.value_prior or p.engine == "reference" or torch_priors, "model.value",
          f"learned with selfplay.engine batched ({cfg.game} has no batched evaluation)")
@@ -168,7 +171,7 @@ def validate(cfg: Config) -> Config:
     need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
          "local with selfplay.engine batched (the Ray pool plays the reference engine)")
     need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",
-         f"empty unless selfplay.backend is ray (got {p.ray_address!r})")
+         f"empty unless selfplay.backend is ray (got {echo(p.ray_address)})")
     t = cfg.train
     need(t.batch_size >= 1, "train.batch_size", "at least 1")
     need(t.steps_per_iteration >= 0, "train.steps_per_iteration", "0 or more")
@@ -189,7 +192,8 @@ def validate(cfg: Config) -> Config:
     for spec in e.baselines:
         kind = spec.partition(":")[0].lower()
         need(kind in AGENT_FACTORIES and kind not in INTERACTIVE_KINDS, "eval.baselines",
-             f"agent specs such as random, mcts:50, alphabeta:2 (got {spec!r})")
+             f"agent specs such as random, mcts:50, alphabeta:2 (got {echo(spec)})")
+    check_bounds(dataclasses.asdict(cfg))  # every numeric key in a sane range, finite
     return cfg
 
 
@@ -258,11 +262,12 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     """Split ``section.key=value`` into the key path and the YAML-read value."""
     key, eq, raw = text.partition("=")
     if not eq or not key.strip():
-        raise ConfigError(f"--set expects key=value (e.g. mcts.simulations=64), got {text!r}")
+        raise ConfigError(f"--set expects key=value (e.g. mcts.simulations=64), got {echo(text)}")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = safe_yaml.load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {text!r}: value is not valid YAML ({yaml_error(exc)})") from None
+        raise ConfigError(f"--set {echo(text)}: value is not valid YAML "
+                          f"({yaml_error(exc)})") from None
     return key.strip().split("."), value
 
 
@@ -273,18 +278,18 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         path, value = parse_override(text)
         message = old_key_message(".".join(path))
         if message:
-            raise ConfigError(f"--set {text!r}: {message}")
+            raise ConfigError(f"--set {echo(text)}: {message}")
         node = out
         if len(path) > 2 or not all(path):
-            raise ConfigError(f"--set {text!r}: a key is KEY or SECTION.KEY "
+            raise ConfigError(f"--set {echo(text)}: a key is KEY or SECTION.KEY "
                               f"(e.g. iterations=5, mcts.simulations=64)")
         for part in path[:-1]:
             if part not in SECTIONS:
-                raise ConfigError(f"--set {text!r}: unknown section {part!r}; "
+                raise ConfigError(f"--set {echo(text)}: unknown section {echo(part)}; "
                                   f"sections: {', '.join(SECTIONS)}")
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ConfigError(f"--set {text!r}: {part} is not a section")
+                raise ConfigError(f"--set {echo(text)}: {part} is not a section")
         node[path[-1]] = value
     return out
 
@@ -297,7 +302,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror or exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = safe_yaml.load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"config {str(p)!r} is not valid YAML: {yaml_error(exc)}") from None
     if data is None:

@@ -18,7 +18,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .game import GameState, MoveError
+from .game import GameState, MoveError, PositionError, echo
+
+
+def as_action(action: object) -> int:
+    """Return ``action`` as an ``int`` if it is an integer: a Python int, a NumPy integer or
+    a 0-d NumPy integer array (a policy's output); MoveError otherwise, bools included (why:
+    ``int(8.9)``, ``int("8")`` and ``int(True)`` would quietly play some other action)."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+        raise MoveError(f"an action is an integer (a Python or NumPy int), got {echo(action)} "
+                        f"of type {type(action).__name__}")
+    return int(action)
 
 
 class ActionGame(ABC):
@@ -34,6 +46,9 @@ class ActionGame(ABC):
     def initial_state(self, position: str | None = None) -> Any:
         """Return the action state of the start position or of ``position`` text."""
         cls = self.state_cls
+        if position is not None and not isinstance(position, str):
+            raise PositionError(f"a position is text, got {echo(position)} of type "
+                                f"{type(position).__name__}")
         return self.from_game_state(cls.start() if position is None else cls.from_text(position))
 
     @abstractmethod

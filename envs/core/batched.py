@@ -24,10 +24,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
+import numpy as np
 import torch
 
 from .actions import ActionGame
-from .game import MoveError
+from .game import MoveError, echo
 from .registry import batched_game
 
 S = TypeVar("S", bound="BatchState")
@@ -193,6 +194,20 @@ def random_legal_actions(mask: torch.Tensor,
     return torch.where(total > 0, 8 * w[:, 0] + pos, 0)
 
 
+def integer_actions(actions: Any) -> torch.Tensor:
+    """Return ``actions`` (a tensor, array or sequence) as an int64 tensor; MoveError unless
+    they are integers (why: a cast would quietly play 8 for 8.9 and 1 for True)."""
+    if isinstance(actions, torch.Tensor):
+        dtype = actions.dtype
+        if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+            raise MoveError(f"actions must be integers, got a tensor of {dtype}")
+        return actions.long()
+    array = np.asarray(actions)
+    if array.dtype.kind not in "iu":
+        raise MoveError(f"actions must be integers, got {echo(actions)} ({array.dtype})")
+    return torch.as_tensor(array.astype(np.int64))
+
+
 class BatchedEnv:
     """N games of one batched engine played step by step, with optional auto-reset.
 
@@ -243,9 +258,9 @@ class BatchedEnv:
 
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Play one action per game; return (obs, rewards (N, 2), terminated (N,))."""
-        actions = torch.as_tensor(actions, device=self.device).long()
+        actions = integer_actions(actions).to(self.device)
         if actions.shape != (self.num_envs,):
-            raise ValueError(f"expected {self.num_envs} actions, got shape {tuple(actions.shape)}")
+            raise MoveError(f"expected {self.num_envs} actions, got shape {tuple(actions.shape)}")
         was_over = self.game.terminated(self.batch)
         if self.check_actions:
             self._check(actions, was_over)

@@ -7,7 +7,7 @@ W, NW. All tables are built once at import.
 
 from __future__ import annotations
 
-from .game import PositionError
+from .game import PositionError, echo
 
 FILES = "abcdefgh"
 #: (file step, rank step) of directions N, NE, E, SE, S, SW, W, NW.
@@ -81,7 +81,7 @@ def parse_placement(text: str, pieces: str) -> list[str | None]:
             if file > 8:
                 break
         if file != 8:
-            raise PositionError(f"rank {rank + 1} ({rank_text!r}) does not describe 8 squares")
+            raise PositionError(f"rank {rank + 1} ({echo(rank_text)}) does not describe 8 squares")
     return cells
 
 

@@ -22,12 +22,36 @@ Players are numbered 0 (the side that moves first) and 1.
 
 from __future__ import annotations
 
+import math
+import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Sequence
 from typing import ClassVar, TypeVar
 
 Move = Hashable
 S = TypeVar("S", bound="GameState")
+
+#: Characters of a user's input that an error message repeats; the rest is cut (why: a
+#: message that repeats a 10 MB position or move is itself a hazard for logs and terminals).
+ECHO_LIMIT = 200
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 3, 8, 8, 8
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = ECHO_LIMIT
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """Return ``repr(value)`` for an error message, cut to about ``limit`` characters."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 3 * limit:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)):,} digits"
+    try:  # reprlib looks at a few items per level only: bounded even for shared sublists
+        text = _REPR.repr(value)
+    except Exception:  # a value whose repr fails: name its type instead
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit + 20 else text[:limit] + "..."
 
 
 class BoardzooError(ValueError):

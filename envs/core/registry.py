@@ -12,7 +12,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from .game import GameState, UnknownGameError
+from .game import GameState, UnknownGameError, echo
 from .spec import GameSpec
 
 #: The package that holds the built-in game folders (``boardzoo.envs``).
@@ -56,7 +56,7 @@ def get_spec(name: str) -> GameSpec:
     if isinstance(name, str) and name in GAMES:
         importlib.import_module(f"{_GAMES_PACKAGE}.{name}.spec")  # registers itself
         return _SPECS[name]
-    raise UnknownGameError(f"unknown game {name!r}; choose one of: {', '.join(game_names())}")
+    raise UnknownGameError(f"unknown game {echo(name)}; choose one of: {', '.join(game_names())}")
 
 
 def state_class(name: str) -> type[GameState]:

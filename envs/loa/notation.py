@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..core.board8 import parse_square, square_name
-from ..core.game import MoveError
+from ..core.game import MoveError, echo
 
 if TYPE_CHECKING:
     from .rules import State
@@ -37,12 +37,12 @@ def parse_move(state: State, text: str) -> int:
         return PASS
     m = _MOVE_RE.fullmatch(spelled)
     if m is None:
-        raise MoveError(f"malformed move {text!r}: expected e.g. 'b1-b3', 'c1xa3' or 'pass'")
+        raise MoveError(f"malformed move {echo(text)}: expected e.g. 'b1-b3', 'c1xa3' or 'pass'")
     origin, target = parse_square(m.group(1)), parse_square(m.group(3))
     for name, sq in ((m.group(1), origin), (m.group(3), target)):
         if sq is None:
-            raise MoveError(f"malformed move {text!r}: {name!r} is not a square a1..h8")
+            raise MoveError(f"malformed move {echo(text)}: {echo(name)} is not a square a1..h8")
     for move in state.legal_moves():
         if move != PASS and move >> 3 == origin and state.destination(move) == target:
             return move
-    raise MoveError(f"illegal move {text!r} in position {state.to_text()!r}")
+    raise MoveError(f"illegal move {echo(text)} in position {state.to_text()!r}")

@@ -13,7 +13,7 @@ from collections.abc import Hashable
 
 from ..core.bits import mask_of
 from ..core.board8 import RAYS, diagram, parse_placement, placement_text
-from ..core.game import GameState, PositionError
+from ..core.game import GameState, PositionError, echo
 from .notation import move_to_str, parse_move
 
 BLACK, WHITE = 0, 1
@@ -108,14 +108,15 @@ class State(GameState):
         fields = text.split()
         if len(fields) not in (2, 3):
             raise PositionError(
-                f"position needs '<board> <side> [<ply>]', got {len(fields)} field(s): {text!r}")
+                f"position needs '<board> <side> [<ply>]', got {len(fields)} field(s): "
+                f"{echo(text)}")
         cells = parse_placement(fields[0], "bw")
         if fields[1] not in ("b", "w"):
-            raise PositionError(f"side to move must be 'b' or 'w', got {fields[1]!r}")
+            raise PositionError(f"side to move must be 'b' or 'w', got {echo(fields[1])}")
         ply = 0
         if len(fields) == 3:
             if not fields[2].isdigit() or not fields[2].isascii():
-                raise PositionError(f"ply must be a non-negative integer, got {fields[2]!r}")
+                raise PositionError(f"ply must be a non-negative integer, got {echo(fields[2])}")
             ply = int(fields[2])
         black = mask_of(i for i, c in enumerate(cells) if c == "b")
         white = mask_of(i for i, c in enumerate(cells) if c == "w")

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..core.board8 import SQUARE_NAMES, parse_square
-from ..core.game import MoveError
+from ..core.game import MoveError, echo
 
 if TYPE_CHECKING:
     from .rules import State
@@ -33,7 +33,7 @@ def move_to_str(state: State, move: int) -> str:
     """Return the canonical text of a legal ``move`` in ``state``."""
     captures = state.captures(move)
     if captures is None:
-        raise MoveError(f"move {move!r} is not legal in {state.to_text()!r}")
+        raise MoveError(f"move {echo(move)} is not legal in {state.to_text()!r}")
     return format_move(move, captures)
 
 
@@ -48,20 +48,20 @@ def parse_move(state: State, text: str) -> int:
     m = _MOVE_RE.fullmatch(spelled)
     if m is None:
         raise MoveError(
-            f"malformed move {text!r}: expected origin and destination squares such as "
+            f"malformed move {echo(text)}: expected origin and destination squares such as "
             "'e2e5', optionally '-' between them and 'x<square>' per capture ('e2e5xd5')"
         )
     origin, target = parse_square(m.group(1)), parse_square(m.group(2))
     move = (origin << 6) | target
     captures = state.captures(move)
     if captures is None:
-        raise MoveError(f"illegal move {text!r} in position {state.to_text()!r}")
+        raise MoveError(f"illegal move {echo(text)} in position {state.to_text()!r}")
     if m.group(3):
         named = [parse_square(s) for s in _CAPTURE_RE.findall(m.group(3))]
         if len(set(named)) != len(named):
-            raise MoveError(f"move {text!r} names a captured square twice")
+            raise MoveError(f"move {echo(text)} names a captured square twice")
         if set(named) != set(captures):
             actual = format_move(move, captures)
             what = "captures nothing" if not captures else f"is {actual}"
-            raise MoveError(f"wrong capture list in {text!r}: the move {what}")
+            raise MoveError(f"wrong capture list in {echo(text)}: the move {what}")
     return move

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from ..core.board8 import diagram, parse_placement, placement_text
-from ..core.game import GameState, MoveError, PositionError
+from ..core.game import GameState, MoveError, PositionError, echo
 from . import movegen
 from .movegen import BLACK, CODE_OF, KING, LETTER_OF, WHITE, attacked
 from .notation import move_to_str, parse_move
@@ -31,7 +31,7 @@ _COLOUR = (WHITE, BLACK)  # player index -> colour bit of its piece codes
 
 def _count(text: str, name: str) -> int:
     if not (text.isascii() and text.isdigit()):
-        raise PositionError(f"{name} must be a non-negative integer, got {text!r}")
+        raise PositionError(f"{name} must be a non-negative integer, got {echo(text)}")
     return int(text)
 
 
@@ -70,10 +70,10 @@ class State(GameState):
         if len(fields) not in (2, 4):
             raise PositionError(
                 "position needs '<placement> <side> <halfmove> <fullmove>' or "
-                f"'<placement> <side>', got {len(fields)} field(s): {text!r}")
+                f"'<placement> <side>', got {len(fields)} field(s): {echo(text)}")
         cells = parse_placement(fields[0], "KPLCWIOkplcwio")
         if fields[1] not in ("w", "b"):
-            raise PositionError(f"side to move must be 'w' or 'b', got {fields[1]!r}")
+            raise PositionError(f"side to move must be 'w' or 'b', got {echo(fields[1])}")
         halfmove, fullmove = 0, 1
         if len(fields) == 4:
             halfmove = _count(fields[2], "halfmove clock")
@@ -138,7 +138,7 @@ class State(GameState):
     def apply(self, move: int) -> State:
         caps = self._legal().get(move)
         if caps is None:
-            raise MoveError(f"move {move!r} is not legal in {self.to_text()!r}")
+            raise MoveError(f"move {echo(move)} is not legal in {self.to_text()!r}")
         board = movegen.make_move(self.board, move, caps)
         fullmove = self.fullmove + self.side  # +1 after Black's move
         if caps:  # a capture can never be undone, so no earlier position can recur

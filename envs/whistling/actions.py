@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.actions import ActionGame
-from ..core.game import GameState, MoveError
+from ..core.game import GameState, MoveError, echo
 from .hexgrid import (
     BIT,
     CELL_NAMES,
@@ -270,7 +270,7 @@ class WhistlingActions(ActionGame):
             reason = "it begins no legal turn" if not n else (
                 f"the turn in progress continues from {CELL_NAMES[state.path[-1]]}")
             reason += f"; {self._hint(state)}"
-        raise MoveError(f"illegal hop {text!r}: {reason}")
+        raise MoveError(f"illegal hop {echo(text)}: {reason}")
 
     def _follow(self, state: HopState, cells: tuple[int, ...]) -> Turn | None:
         """Return the turn so far extended by the hops along ``cells`` (from the current cell)

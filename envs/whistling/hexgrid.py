@@ -15,7 +15,7 @@ to the first ``k - 1`` ray cells: contains the zone of each hop of at most
 from __future__ import annotations
 
 from ..core.bits import indices_of, mask_of  # noqa: F401 - re-exported
-from ..core.game import BoardzooError
+from ..core.game import BoardzooError, echo
 
 COLUMNS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO"
 NUM_ROWS, NUM_COLUMNS = 21, 41
@@ -116,10 +116,11 @@ def parse_cell(text: str, error: type[BoardzooError] = BoardzooError) -> int:
     """Return the cell number of a cell name; raise ``error`` naming the problem otherwise."""
     cell = CELL_INDEX.get(text)
     if cell is None:
-        if len(text) >= 2 and text[0] in COLUMNS and text[1:].isdigit() and text[1:].isascii():
-            raise error(f"{text!r} is not a cell of the board (column {text[0]!r} "
+        if 2 <= len(text) <= 4 and text[0] in COLUMNS and text[1:].isdigit() and text[1:].isascii():
+            raise error(f"{echo(text)} is not a cell of the board (column {text[0]!r} "
                         f"has no row {text[1:]}; names are case-sensitive)")
-        raise error(f"{text!r} is not a cell name (a column letter a-z or A-O, then a row 1-21)")
+        raise error(f"{echo(text)} is not a cell name (a column letter a-z or A-O, "
+                    f"then a row 1-21)")
     return cell
 
 

@@ -12,7 +12,7 @@ import re
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core.game import MoveError
+from ..core.game import MoveError, echo
 from .hexgrid import CELL_NAMES, NEIGHBOURS, cells_of, parse_cell
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def turn_to_str(turn: Turn) -> str:
     try:
         path, caps, kind = turn
     except (TypeError, ValueError):
-        raise MoveError(f"not a Whistling turn: {turn!r}") from None
+        raise MoveError(f"not a Whistling turn: {echo(turn)}") from None
     if kind == PLAIN:
         return f"{CELL_NAMES[path[0]]}-{CELL_NAMES[path[1]]}"
     if kind == CRUSH:
@@ -80,11 +80,11 @@ def _note(text: str, original: str) -> object:
         return int(text)
     names = _CELL_RE.findall(text)
     if "".join(names) != text:
-        raise MoveError(f"malformed capture list {text!r} in {original!r}: expected cell names "
-                        "back to back (e.g. 'r2s3'), a count or nothing")
+        raise MoveError(f"malformed capture list {echo(text)} in {echo(original)}: expected "
+                        "cell names back to back (e.g. 'r2s3'), a count or nothing")
     cells = [parse_cell(n, MoveError) for n in names]
     if len(set(cells)) != len(cells):
-        raise MoveError(f"capture list {text!r} in {original!r} names a cell twice")
+        raise MoveError(f"capture list {echo(text)} in {echo(original)} names a cell twice")
     return frozenset(cells)
 
 
@@ -94,24 +94,24 @@ def spell(text: str) -> Spelled:
         raise MoveError(f"move text must be a string, got {type(text).__name__}")
     body = _clean(text)
     if not body:
-        raise MoveError(f"empty move {text!r}")
+        raise MoveError(f"empty move {echo(text)}")
     if "-" not in body:
         parts = body.split(":")
         if len(parts) != 2:
-            raise MoveError(f"malformed move {text!r}: expected a plain move 'FROM-TO', a "
+            raise MoveError(f"malformed move {echo(text)}: expected a plain move 'FROM-TO', a "
                             "whistling capture 'FROM-TO:CAPS...' or a crush 'FROM:TO'")
         a, b = (parse_cell(p, MoveError) for p in parts)
         return Spelled((a, b), (None,), True)
     segments = body.split("-")
     if ":" in segments[0]:
-        raise MoveError(f"malformed move {text!r}: a crush 'FROM:TO' ends the turn and cannot "
+        raise MoveError(f"malformed move {echo(text)}: a crush 'FROM:TO' ends the turn and cannot "
                         "be followed by hops")
     path = [parse_cell(segments[0], MoveError)]
     notes: list[object] = []
     for seg in segments[1:]:
         dest, colon, note = seg.partition(":")
         if not dest:
-            raise MoveError(f"malformed move {text!r}: a hop destination is missing")
+            raise MoveError(f"malformed move {echo(text)}: a hop destination is missing")
         path.append(parse_cell(dest, MoveError))
         notes.append(_note(note, text) if colon else None)
     return Spelled(tuple(path), tuple(notes), False)
@@ -172,7 +172,7 @@ def parse_turn(state: State, text: str) -> Turn:
     """Return the legal turn written as ``text`` (any accepted form); MoveError otherwise."""
     spelled = spell(text)
     if state.is_terminal():
-        raise MoveError(f"illegal move {text!r}: the game is over ({state.result()})")
+        raise MoveError(f"illegal move {echo(text)}: the game is over ({state.result()})")
     reason = ""
     for turn in state.iter_legal_moves():
         why = fits(spelled, turn)
@@ -180,8 +180,8 @@ def parse_turn(state: State, text: str) -> Turn:
             return turn
         reason = reason or why
     if reason:
-        raise MoveError(f"illegal move {text!r}: {reason}")
-    raise MoveError(f"illegal move {text!r}: {_explain(state, spelled)}; {legal_hint(state)}")
+        raise MoveError(f"illegal move {echo(text)}: {reason}")
+    raise MoveError(f"illegal move {echo(text)}: {_explain(state, spelled)}; {legal_hint(state)}")
 
 
 def _explain(state: State, spelled: Spelled) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
 
-from ..core.game import GameState, MoveError, PositionError
+from ..core.game import GameState, MoveError, PositionError, echo
 from .chains import Chains
 from .hexgrid import (
     BIT,
@@ -110,7 +110,7 @@ class State(GameState):
         fields = text.split()
         if len(fields) != 3:
             raise PositionError("position text needs three fields '<X cells>/<O cells> <side> "
-                                f"<quiet>', got {len(fields)}: {text!r}")
+                                f"<quiet>', got {len(fields)}: {echo(text)}")
         board, side, quiet = fields
         if board.count("/") != 1:
             raise PositionError(f"stones must be written '<X cells>/<O cells>' with one '/', "
@@ -121,9 +121,9 @@ class State(GameState):
         if both:
             raise PositionError(f"cell {CELL_NAMES[cells_of(both)[0]]} is listed for both sides")
         if side not in ("x", "o"):
-            raise PositionError(f"side to move must be 'x' or 'o', got {side!r}")
+            raise PositionError(f"side to move must be 'x' or 'o', got {echo(side)}")
         if not (quiet.isascii() and quiet.isdigit()):
-            raise PositionError(f"quiet counter must be a non-negative integer, got {quiet!r}")
+            raise PositionError(f"quiet counter must be a non-negative integer, got {echo(quiet)}")
         mover = SIDES.index(side)
         if not (x, o)[1 - mover]:
             raise PositionError(f"{SIDES[1 - mover]} (not to move) has no stones: unreachable, "
@@ -235,7 +235,7 @@ class State(GameState):
 
     def apply(self, move: Turn) -> State:
         if not self.is_legal(move):
-            raise MoveError(f"{move!r} is not a legal turn in {self.to_text()!r}")
+            raise MoveError(f"{echo(move)} is not a legal turn in {self.to_text()!r}")
         return self.play(move)
 
     def play(self, turn: Turn) -> State:
@@ -334,7 +334,7 @@ def _parse_side(text: str, side: str) -> int:
     mask = 0
     for name in text.split(","):
         if not name:
-            raise PositionError(f"{side}'s stone list {text!r} has an empty entry")
+            raise PositionError(f"{side}'s stone list {echo(text)} has an empty entry")
         cell = parse_cell(name, PositionError)
         if mask & BIT[cell]:
             raise PositionError(f"cell {name} is listed twice for {side}")

@@ -1,0 +1,165 @@
+"""Hostile input outside configs: nested JSON, odd game records, huge positions and moves,
+non-integer actions, agent specs that differ in case: one clear error, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from boardzoo.agents.arena import ArenaError, Pairing, play_game, read_games, run_tournament
+from boardzoo.agents.base import UnknownAgentError, canonical_spec, make_agent
+from boardzoo.agents.single_agent import SingleAgentEnv, SingleAgentError
+from boardzoo.agents.viewer import page_data, render_page
+from boardzoo.cli import main
+from boardzoo.envs.aec import BoardGameEnv, make_env
+from boardzoo.envs.core.game import MoveError, PositionError, UnknownGameError
+from boardzoo.envs.core.registry import GAMES, get_spec
+from boardzoo.envs.vector import BoardzooVectorEnv
+from boardzoo.training.config import ConfigError, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+BIG = 120_000  # characters of a hostile input
+LIMIT = 600  # an error message that echoes it stays below this
+
+
+def one_line(code: int, err: str) -> str:
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("boardzoo: error: "), err[:500]
+    return lines[0]
+
+
+# -- games.jsonl and the HTML viewer ---------------------------------------------------------
+def test_games_file_line_of_nested_brackets_is_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "games.jsonl"
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ArenaError, match="line 1 nests too deeply"):
+        read_games(path)
+    line = one_line(main(["rate", str(path)]), capsys.readouterr().err)
+    assert "nests too deeply" in line
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    return play_game("loa", Pairing("random|greedy|0", "random", "greedy", 3), max_plies=12)
+
+
+def test_viewer_ignores_times_that_are_not_numbers(record):
+    bad = {**record, "seconds": "x", "think_seconds": "x", "move_seconds": [None, "y", 1.5]}
+    game = page_data([bad])["games"][0]
+    assert game["seconds"] is None and game["thinkSeconds"] is None
+    assert game["moveSeconds"] == [None, None, 1.5]
+    nan = {**record, "think_seconds": [float("nan"), 2.0], "seconds": float("inf")}
+    game = page_data([nan])["games"][0]
+    assert game["thinkSeconds"] == [None, 2.0] and game["seconds"] is None
+    page = render_page([nan], None, "t")
+    blob = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
+    json.loads(blob.group(1), parse_constant=lambda c: pytest.fail(f"{c} in the page data"))
+
+
+def test_page_template_is_filled_in_one_pass(record):
+    title = "run {{DATA}} and {{RATINGS}}"
+    page = render_page([record], None, title)
+    assert "<title>run {{DATA}} and {{RATINGS}}</title>" in page
+    assert page.count('"positions":') == 1  # the data blob appears once, in its script
+
+
+# -- inputs echoed by error messages ---------------------------------------------------------
+@pytest.mark.parametrize("game", GAMES)
+def test_errors_echo_at_most_a_short_part_of_a_huge_position_or_move(game, capsys):
+    start = get_spec(game).state_cls.start().to_text()
+    for text in ("a" * BIG, start + "a" * BIG, start + " " + "a" * BIG):
+        env = BoardGameEnv(game)
+        with pytest.raises(PositionError) as info:
+            env.reset(options={"position": text})
+        assert len(str(info.value)) < LIMIT
+        line = one_line(main(["legal", game, "--position", text]), capsys.readouterr().err)
+        assert len(line) < LIMIT and "characters)" in line
+    for move in ("a" * BIG, "a1-" + "a" * BIG):
+        with pytest.raises(MoveError) as info:
+            get_spec(game).state_cls.start().parse_move(move)
+        assert len(str(info.value)) < LIMIT
+
+
+def test_errors_echo_at_most_a_short_part_of_a_huge_spec_game_or_config_value(tmp_path):
+    for spec in ("x" * BIG, "mcts:" + "9x" * BIG, "alphabeta:" + "x" * BIG):
+        with pytest.raises(UnknownAgentError) as info:
+            make_agent(spec, "loa", 0)
+        assert len(str(info.value)) < LIMIT
+    with pytest.raises(UnknownGameError) as info:
+        get_spec("g" * BIG)
+    assert len(str(info.value)) < LIMIT
+    for override in ("mcts.simulations=" + "x" * BIG, "game=" + "x" * BIG,
+                     "mcts.root=" + "x" * BIG, "x" * BIG + "=1", "model." + "y" * BIG + "=1"):
+        with pytest.raises(ConfigError) as info:
+            load_config(REPO / "configs" / "tiny.yaml", [override])
+        assert len(str(info.value)) < LIMIT, str(info.value)[:300]
+
+
+# -- actions: integers only, one error type for every game -----------------------------------
+@pytest.mark.parametrize("game", GAMES)
+def test_env_actions_must_be_integers(game):
+    env = BoardGameEnv(game)
+    env.reset()
+    action = env.legal_actions()[0]
+    before = env.game.to_text()
+    for bad in (action + 0.9, float(action), str(action), True, np.float64(action), None):
+        with pytest.raises(MoveError, match="an action is an integer"):
+            env.step(bad)
+        assert env.game.to_text() == before and env.turns_played == 0  # nothing was played
+    wrapped = make_env(game)
+    wrapped.reset()
+    for bad in (True, False, float(action), str(action)):
+        with pytest.raises(MoveError, match="an action is an integer"):
+            wrapped.step(bad)
+    for bad in (10**6, -1):  # the same error type for out-of-range integers
+        with pytest.raises(MoveError, match="outside the action space"):
+            wrapped.step(bad)
+    wrapped.step(np.int64(action))  # NumPy integers (a policy's output) are actions
+    env.step(np.array(action))
+    assert env.game.to_text() != before
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_reset_with_a_position_that_is_not_text_is_a_position_error(game):
+    env = BoardGameEnv(game)
+    for bad in (12345, ["x"], b"abc"):
+        with pytest.raises(PositionError, match="a position is text"):
+            env.reset(options={"position": bad})
+
+
+def test_vector_env_refuses_float_and_bool_actions():
+    env = BoardzooVectorEnv("loa", 2)
+    env.reset(seed=0)
+    actions = env.random_actions()
+    for bad in (actions + 0.5, actions.astype(np.float64), actions.tolist() and [1.5, 2.0],
+                torch.as_tensor(actions, dtype=torch.float32), np.array([True, False])):
+        with pytest.raises(MoveError, match="actions must be integers"):
+            env.step(bad)
+    env.step(actions.tolist())  # plain ints, as a list, are fine
+
+
+# -- agent specs -------------------------------------------------------------------------------
+def test_agent_kind_case_is_canonical(tmp_path):
+    assert canonical_spec(" ALPHABETA:1 ") == "alphabeta:1"
+    assert canonical_spec("Checkpoint:Runs/A.pt") == "checkpoint:Runs/A.pt"  # paths keep case
+    assert make_agent("RANDOM", "loa", 0).spec == "random"
+    with pytest.raises(ArenaError, match="listed twice: alphabeta:1"):
+        run_tournament("loa", ["alphabeta:1", "ALPHABETA:1"], 1, tmp_path / "t",
+                       progress=False)
+    games = run_tournament("loa", ["Random", "GREEDY"], 1, tmp_path / "u", progress=False)
+    assert {p for g in games for p in g["players"]} == {"random", "greedy"}
+
+
+def test_single_agent_env_refuses_bool_actions():
+    env = SingleAgentEnv("loa", learner_side=0, seed=0)
+    env.reset()
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    for bad in (True, np.bool_(True), float(legal)):
+        with pytest.raises(SingleAgentError, match="an action is an integer"):
+            env.step(bad)
+    env.step(np.int64(legal))

@@ -1,0 +1,44 @@
+"""YAML from users, read with bounded work: no aliases, no numbers of thousands of digits.
+
+``yaml.safe_load`` runs no code, but a 1 KB document whose anchors refer to anchors
+(``b: [*a, *a, ...]`` nine levels deep) stands for 10^9 items, which every later step
+(type checks, error messages, copies) walks in full. boardzoo configs never need
+anchors or aliases, so :func:`load` refuses them; it also turns an integer too long for
+Python to convert (over 4300 digits) into a YAML error instead of a ValueError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent
+
+
+class NoAliasLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses aliases (``*name``) and over-long integers."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(AliasEvent):
+            event = self.peek_event()
+            raise ComposerError(None, None, f"aliases (*{event.anchor}) are not allowed in "
+                                "boardzoo configs; write the value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_yaml_int(self, node: yaml.Node) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # Python refuses int() of over 4300 digits
+            raise ConstructorError(None, None, f"the number {str(node.value)[:20]}... has "
+                                   f"{len(str(node.value))} characters", node.start_mark) \
+                from None
+
+
+NoAliasLoader.add_constructor("tag:yaml.org,2002:int", NoAliasLoader.construct_yaml_int)
+
+
+def load(text: str) -> Any:
+    """Parse one YAML document like ``yaml.safe_load``; yaml.YAMLError if it uses an alias."""
+    return yaml.load(text, Loader=NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
