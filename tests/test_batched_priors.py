@@ -100,7 +100,7 @@ def prior_config(name: str, *sets: str):
     """The shipped config with a small network whose heads start at zero (it outputs exactly
     its priors), deterministic PUCT self-play (no noise, no temperature)."""
     return load_config(REPO / "configs" / f"{name}.yaml", [
-        "model.channels=8", "model.blocks=1", "model.zero_init_heads=true", "mcts.root=puct",
+        "model.channels=8", "model.blocks=1", "mcts.root=puct",
         "mcts.dirichlet_alpha=0", "selfplay.temperature_moves=0", "selfplay.parallel_games=2",
         "mcts.simulations=6", *sets])
 
@@ -151,4 +151,4 @@ def test_priors_are_accepted_with_the_batched_engine_where_the_game_has_them():
                        ["selfplay.engine=batched"]).model.value_prior
     with pytest.raises(ConfigError, match="loa has no batched evaluation"):
         load_config(REPO / "configs" / "loa.yaml",
-                    ["selfplay.engine=batched", "model.value_prior=true"])
+                    ["selfplay.engine=batched", "model.value=prior"])

@@ -21,15 +21,15 @@ MOVED = {
     "mcts.play_policy_temperature": "play.policy_temperature",
 }
 
-#: Old key -> what replaces it.
+#: Old key -> what replaces it (the end of "KEY was removed: ...").
 REMOVED = {
-    "model.value_prior": "model.value: prior (the static evaluation plus a learnt correction) "
-                         "or static (the evaluation alone, not trained); false is "
+    "model.value_prior": "use model.value: prior (the static evaluation plus a learnt "
+                         "correction) or static (the evaluation alone, not trained); false is "
                          "model.value: learned",
-    "model.zero_init_heads": "a network with a prior (model.value prior or static, "
+    "model.zero_init_heads": "drop it: a network with a prior (model.value prior or static, "
                              "model.policy_prior > 0) now starts as exactly its prior",
-    "model.init_from": "the start-up option boardzoo train --init-from PATH (it is not part "
-                       "of the model)",
+    "model.init_from": "use the start-up option boardzoo train --init-from PATH (it is not "
+                       "part of the model)",
 }
 
 
@@ -49,7 +49,7 @@ def old_key_message(key: str) -> str | None:
     if key in MOVED:
         return f"{key} is now {MOVED[key]} (same meaning): rename it"
     if key in REMOVED:
-        return f"{key} was removed: use {REMOVED[key]}"
+        return f"{key} was removed: {REMOVED[key]}"
     return None
 
 
