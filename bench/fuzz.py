@@ -285,7 +285,7 @@ def case_model_config(game: str, rng: random.Random, seeds: list[str]) -> Callab
 
     key = rng.choice(sorted(BOUNDS))
     section, _, name = key.rpartition(".")
-    where = config[section] if section else config
+    where = config.setdefault(section, {}) if section else config  # older files lack play
     r = rng.random()
     where[name] = (shared_lists(rng.randint(2, 9)) if r < 0.3
                    else rng.choice([10**7, -5, 10**30, float("inf"), float("nan"), "x" * 10**5])

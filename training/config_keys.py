@@ -62,8 +62,8 @@ def migrate_saved(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(mcts, dict):
         for old, new in MOVED.items():
             sub = old.split(".")[1]
-            if sub in mcts:
-                out.setdefault("play", {})[new.split(".")[1]] = mcts.pop(sub)
+            if sub in mcts:  # (a file holding both names keeps the new one)
+                out.setdefault("play", {}).setdefault(new.split(".")[1], mcts.pop(sub))
     if isinstance(model, dict):
         if "value_prior" in model:
             train = sections["train"] if isinstance(sections["train"], dict) else {}
