@@ -268,7 +268,10 @@ def test_ctrl_c_and_resume_leave_no_engine_behind(tmp_path: Path, marker: str,
     cmd = [sys.executable, "-m", "boardzoo", "tournament", "--game", "loa", "--agent", "random",
            "--agent", sh("hold"), "--games-per-pair", "2", "--max-plies", "6", "--out",
            str(out), "--no-progress", "--no-png", "--no-html", "--workers", str(workers)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal sends it: SIGINT at its default even when this test runs in a
+    # background job (which starts with SIGINT ignored, and Python then keeps ignoring it)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         logs = out / ENGINE_LOGS
