@@ -83,6 +83,8 @@ def parse_model_spec(kind: str, arg: str | None, what: str,
     if not arg:
         raise UnknownAgentError(f"agent {kind} needs {what}: {usage}")
     where, *opts = (p.strip() for p in arg.split(","))
+    if not where:  # options without a path (``rllib:,trust_code``)
+        raise UnknownAgentError(f"agent {kind} needs {what}: {usage}")
     unknown = [o for o in opts if o not in options]
     if unknown:
         raise UnknownAgentError(f"agent {kind}: unknown option(s) {unknown}; use {usage}")

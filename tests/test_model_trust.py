@@ -148,3 +148,12 @@ def test_rllib_folders_need_trust_code(tmp_path: Path, capsys):
     assert "unpickles" in err and "trust_code" in err
     with pytest.raises(UnknownAgentError, match="unpickles"):
         make_agent(f"rllib:{tmp_path},stochastic", "loa", 0)
+
+
+def test_a_model_spec_with_options_but_no_path_is_refused():
+    """``sb3:,stochastic`` names no file: one clear error, not the current folder."""
+    from boardzoo.agents import make_agent
+    from boardzoo.agents.base import UnknownAgentError
+
+    with pytest.raises(UnknownAgentError, match="needs a model file"):
+        make_agent("sb3:,stochastic", "loa", 0)
