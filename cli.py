@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from boardzoo import __version__
 from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime
 from boardzoo.agents import commands as agent_commands
+from boardzoo.agents.base import canonical_spec
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
 from boardzoo.agents.threads import one_torch_thread
@@ -89,7 +90,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.max_moves is not None and args.max_moves < 1:
         raise UsageError(f"--max-moves must be >= 1, got {args.max_moves}")
     load_state(args.game, args.position)  # validate game and position before building agents
-    specs = list(args.agents)
+    specs = [canonical_spec(a) for a in args.agents]  # ALPHABETA:1 and alphabeta:1 are one agent
     one_torch_thread()  # this command owns the process
     totals = {specs[0]: 0.0, specs[1]: 0.0} if specs[0] != specs[1] else None
     for g in range(args.games):

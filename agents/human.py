@@ -6,7 +6,7 @@ import re
 import sys
 from typing import TextIO
 
-from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
+from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError, echo
 
 from .base import Agent, no_arg
 
@@ -66,7 +66,7 @@ class HumanAgent(Agent):
                 if text == first_cell(text) and starting:  # a cell alone: show its moves
                     self._say(f"moves from {text}: {', '.join(starting)}")
                 else:
-                    self._say(f"rejected {text!r}: {exc}.{_hint(state, text)} "
+                    self._say(f"rejected {echo(text)}: {exc}.{_hint(state, text)} "
                               "Try again ('?' lists legal moves).")
                 continue
             self._after = state.apply(move)

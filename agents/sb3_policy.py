@@ -68,6 +68,10 @@ def _known(*classes: type) -> dict[str, type]:
     return {str(c): c for c in classes}
 
 
+#: Most weights the layer sizes of a file's policy_kwargs may ask for (about 256 MB of
+#: float32; SB3's default MLP asks for about 8,000 and boardzoo's PlanesCNN tens of thousands).
+MAX_KWARGS_WEIGHT = 1 << 26
+
 #: Classes a policy_kwargs value may name without unpickling (SB3 writes ``str(cls)``).
 KNOWN_CLASSES = _known(PlanesCNN, FlattenExtractor, nn.ReLU, nn.Tanh, nn.LeakyReLU, nn.ELU,
                        nn.GELU, nn.SiLU, torch.optim.Adam, torch.optim.AdamW,
@@ -107,7 +111,25 @@ def _policy_kwargs(item: Any) -> dict[str, Any]:
                 raise ValueError(f"its policy_kwargs name {value[:100]} for {key!r}")
             value = KNOWN_CLASSES[value]
         out[key] = value
+    if _size_weight(out) > MAX_KWARGS_WEIGHT:
+        raise ValueError("its policy_kwargs ask for a network too large to build "
+                         f"(layer sizes allow over {MAX_KWARGS_WEIGHT:,} weights)")
     return out
+
+
+def _size_weight(value: Any, depth: int = 0) -> int:
+    """Return the sum of squares of the integers in ``value`` (nested lists and dicts): a
+    bound on the weights of the layers these sizes build (a layer a -> b has a x b <=
+    (a^2 + b^2) / 2), so that a crafted file cannot make SB3 allocate without limit."""
+    if depth > 8:
+        return MAX_KWARGS_WEIGHT + 1
+    if isinstance(value, dict):
+        return sum(_size_weight(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_size_weight(v, depth + 1) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return min(abs(value), MAX_KWARGS_WEIGHT + 1) ** 2
+    return 0
 
 
 def safe_objects(data: dict[str, Any], game: str, where: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ except ModuleNotFoundError as exc:  # the extra is optional: say how to get it
         f"boardzoo.envs.openspiel needs OpenSpiel ({exc.name} is missing): "
         'pip install "boardzoo[openspiel]"', name=exc.name) from exc
 
-from .core.actions import ActionGame
+from .core.actions import ActionGame, as_action
 from .core.game import BoardzooError, GameState, MoveError
 from .core.registry import game_names, get_spec
 from .core.spec import GameSpec
@@ -116,7 +116,7 @@ class BoardzooState(pyspiel.State):
         return self.actions.legal_actions(self._cur.value)
 
     def _apply_action(self, action: int) -> None:
-        new, turn = self.actions.apply_action(self._cur.value, int(action))
+        new, turn = self.actions.apply_action(self._cur.value, as_action(action))
         self._cur = _Shared(new)
         if turn is None:
             self._hops += 1

@@ -14,6 +14,7 @@ from boardzoo.agents.greedy import GreedyAgent
 from boardzoo.agents.human import HumanAgent, HumanQuit
 from boardzoo.agents.mcts import MCTSAgent
 from boardzoo.envs.core.game import BoardzooError
+from boardzoo.envs.core.registry import load_state
 
 WIN_IN_ONE = TicTacToe.from_text("xx.oo....")  # x to move: c1 wins, b2.. would let o win
 MUST_BLOCK = TicTacToe.from_text("xx.o.....")  # o to move: only c1 avoids losing
@@ -138,6 +139,11 @@ def test_human_explains_rejections_and_asks_again():
     agent.input = io.StringIO("c3\n")
     agent.select_move(TicTacToe.from_text("ox.....x."))  # x answered at b3
     assert "x played b3" in out.getvalue()
+    out = io.StringIO()
+    agent = HumanAgent(io.StringIO("z" * 100_000 + "\nb1-b3\n"), out)
+    agent.select_move(load_state("loa"))
+    rejected = next(line for line in out.getvalue().splitlines() if "rejected" in line)
+    assert len(rejected) < 1000 and "100,000 characters" in rejected  # the echo is cut
     with pytest.raises(HumanQuit):
         HumanAgent(io.StringIO("quit\n"), io.StringIO()).select_move(TicTacToe())
     with pytest.raises(HumanQuit):

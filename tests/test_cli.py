@@ -72,6 +72,15 @@ def test_play_random_games(capsys):
     assert out2 == out  # same seed, same games
 
 
+def test_play_totals_count_one_agent_spelt_two_ways_once(capsys):
+    code, out, _ = run(capsys, "play", "loa", "--agents", "RANDOM", "greedy", "--games", "2",
+                       "--seed", "3", "--max-moves", "4")
+    assert code == 0 and "total: random 1, greedy 1" in out  # two draws, kinds in lower case
+    code, out, _ = run(capsys, "play", "loa", "--agents", "RANDOM", "random", "--games", "2",
+                       "--seed", "3", "--max-moves", "4")
+    assert code == 0 and "total:" not in out and "random (" in out  # one agent: no totals
+
+
 def test_play_show_prints_boards(capsys):
     code, out, _ = run(capsys, "play", "loa", "--show", "--max-moves", "2", "--seed", "1")
     assert code == 0 and "a b c d e f g h" in out and "moves:" in out

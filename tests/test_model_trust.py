@@ -157,3 +157,18 @@ def test_a_model_spec_with_options_but_no_path_is_refused():
 
     with pytest.raises(UnknownAgentError, match="needs a model file"):
         make_agent("sb3:,stochastic", "loa", 0)
+
+
+def test_policy_kwargs_that_ask_for_a_huge_network_are_refused(trained: Path, tmp_path: Path):
+    """Layer sizes are data too: a crafted net_arch is refused before SB3 allocates it."""
+    huge = tmp_path / "huge.zip"
+    rewrite_data(trained, huge, lambda d: d["policy_kwargs"].update(net_arch=[100_000] * 8))
+    with pytest.raises(UnknownAgentError, match="too large to build"):
+        make_agent(f"sb3:{huge}", "loa", 0)
+    deep = tmp_path / "deep.zip"
+    nested: list = [16]
+    for _ in range(20):
+        nested = [nested]
+    rewrite_data(trained, deep, lambda d: d["policy_kwargs"].update(net_arch=nested))
+    with pytest.raises(UnknownAgentError, match="too large to build"):
+        make_agent(f"sb3:{deep}", "loa", 0)

@@ -156,6 +156,11 @@ def test_bad_position_and_illegal_action_are_clear_errors():
         game.new_initial_state().apply_action(5)  # from a1, which is empty at the start
     with pytest.raises(UnknownGameError, match="unknown game"):
         openspiel.load("chess")
+    state = game.new_initial_state()
+    action = state.legal_actions()[0]
+    with pytest.raises(MoveError, match="an action is an integer"):
+        state._apply_action(action + 0.9)  # not played as int(action + 0.9)
+    state._apply_action(np.int64(action))  # a NumPy integer is an integer
 
 
 def test_mcts_bot_beats_our_random_agent_in_full_games():
