@@ -26,12 +26,13 @@ TINY = REPO / "configs" / "tiny.yaml"
 
 
 def numeric_keys(cls: type = Config, prefix: str = "") -> list[str]:
-    """Return the dotted key of every int and float field of the config dataclasses."""
+    """Return the dotted key of every int and float field (or list of them) of the config
+    dataclasses."""
     keys = []
     for name, typ in typing.get_type_hints(cls).items():
         if dataclasses.is_dataclass(typ):
             keys += numeric_keys(typ, f"{prefix}{name}.")
-        elif typ in (int, float):
+        elif typ in (int, float, list[int], list[float]):
             keys.append(f"{prefix}{name}")
     return keys
 

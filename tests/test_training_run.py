@@ -248,3 +248,19 @@ def test_without_gate_best_is_latest(tmp_path):
     Trainer(load_config(TINY, ["eval.vs_best=false"]), out, progress=False, echo=False).run()
     assert same_weights(load(out / "best.pt")["model"], load(out / "model.pt")["model"])
     assert load(out / "checkpoint.pt")["best_iteration"] == 2
+
+
+def test_cpu_hour_snapshots_keep_the_network_of_the_first_save_past_each_mark(tmp_path):
+    """snapshot_cpu_hours: 0 is passed by the first iteration and kept as it was then (the
+    second iteration does not overwrite it); a mark never reached writes nothing."""
+    sets = ["snapshot_cpu_hours=[0, 1000]", "eval.every=0", "eval.games=0"]
+    out, one = tmp_path / "two", tmp_path / "one"
+    Trainer(load_config(TINY, sets), out, progress=False, echo=False).run()
+    Trainer(load_config(TINY, [*sets, "iterations=1"]), one, progress=False, echo=False).run()
+    assert sorted(p.name for p in (out / "snapshots").iterdir()) == ["cpu_0h.pt"]
+    snap = load(out / "snapshots" / "cpu_0h.pt")
+    assert same_weights(snap["model"], load(one / "model.pt")["model"])  # iteration 1's
+    assert not same_weights(snap["model"], load(out / "model.pt")["model"])
+    assert "iteration 1" in snap["note"] and "CPU-hours" in snap["note"]
+    with pytest.raises(Exception, match="snapshot_cpu_hours must be between"):
+        load_config(TINY, ["snapshot_cpu_hours=[1, -1]"])

@@ -19,12 +19,14 @@ from typing import Any
 MAX_SEED = 2**32 - 1
 
 #: Dotted config key -> inclusive (low, high). Every int and float field of the config
-#: dataclasses (boardzoo.training.config) has an entry; a test keeps it so.
+#: dataclasses (boardzoo.training.config), and list of them, has an entry (a list's each
+#: item is checked); a test keeps it so.
 BOUNDS: dict[str, tuple[float, float]] = {
     "seed": (0, MAX_SEED),
     "iterations": (1, 1_000_000),
     "time_limit_minutes": (0, 525_600),  # a year
     "threads": (0, 1024),
+    "snapshot_cpu_hours": (0, 1_000_000),  # each entry
     "model.channels": (1, 1024),
     "model.blocks": (0, 64),
     "model.policy_channels": (1, 256),
@@ -113,12 +115,13 @@ def check_bounds(flat: Mapping[str, Any]) -> None:
 
     flat = flatten(flat)
     for key, (low, high) in BOUNDS.items():
-        value = flat.get(key)
-        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-            continue  # absent or not a number: the config's own type checks report it
-        if not (math.isfinite(value) and low <= value <= high):
-            raise ConfigError(f"{key} must be between {_number(low)} and {_number(high)}, "
-                              f"got {_number(value)}")
+        values = flat.get(key)
+        for value in values if isinstance(values, list | tuple) else [values]:
+            if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+                continue  # absent or not a number: the config's own type checks report it
+            if not (math.isfinite(value) and low <= value <= high):
+                raise ConfigError(f"{key} must be between {_number(low)} and "
+                                  f"{_number(high)}, got {_number(value)}")
 
 
 def _number(value: float) -> str:

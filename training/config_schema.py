@@ -192,6 +192,10 @@ class Config:
     #: that the default install runs without a note). metrics.csv and ``boardzoo plot`` need
     #: nothing more.
     tensorboard: bool = False
+    #: Keep a copy of the latest network as ``snapshots/cpu_<h>h.pt`` in the run folder when
+    #: the run's CPU-hours (self-play and training, metrics.csv ``cpu_s`` / 3600) first reach
+    #: each of these: a learning curve by compute (docs/training.md). Empty: none.
+    snapshot_cpu_hours: list[float] = field(default_factory=list)
     model: ModelConfig = field(default_factory=ModelConfig)
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
     play: PlayConfig = field(default_factory=PlayConfig)

@@ -375,6 +375,13 @@ class Trainer:
         save_atomic(model_file(self.cfg.game, cfg_dict, shape, n, self.best_state,
                                f"{note}, best = iteration {self.best_iteration}"),
                     self.out / "best.pt")
+        for hours in self.cfg.snapshot_cpu_hours:
+            path = self.out / "snapshots" / f"cpu_{hours:g}h.pt"
+            if self.cpu >= hours * 3600 and not path.exists():  # the first save past the mark
+                path.parent.mkdir(exist_ok=True)
+                save_atomic(model_file(self.cfg.game, cfg_dict, shape, n, self.net.state_dict(),
+                                       f"{note}, iteration {self.iteration}, "
+                                       f"{self.cpu / 3600:.2f} CPU-hours"), path)
 
     def summary(self) -> dict[str, Any]:
         """The run's iteration, elapsed seconds, best iteration, buffer size and folder."""
