@@ -307,8 +307,37 @@ def test_selfplay_engine_config_is_validated():
     assert load_config(TINY, ["selfplay.engine=batched"]).selfplay.engine == "batched"
     with pytest.raises(ConfigError, match="selfplay.engine must be 'reference' or 'batched'"):
         load_config(TINY, ["selfplay.engine=gpu"])
-    with pytest.raises(ConfigError, match="selfplay.workers must be 0 or 1 with"):
-        load_config(TINY, ["selfplay.engine=batched", "selfplay.workers=2"])
+    with pytest.raises(ConfigError, match="selfplay.backend must be local with"):
+        load_config(TINY, ["selfplay.engine=batched", "selfplay.backend=ray"])
+
+
+def test_batched_engine_in_worker_processes_plays_each_chunk_as_one_batch():
+    """selfplay.workers with the batched engine: each worker plays its chunk of the seeds
+    in one batch, the games the same chunk gives in this process (so a run repeats)."""
+    from boardzoo.envs.loa.batched import Engine
+    from boardzoo.training.backends import SelfPlayPool, split_seeds
+    from boardzoo.training.network import build_net
+
+    cfg = load_config(TINY, ["selfplay.engine=batched", "selfplay.max_moves=6",
+                             "selfplay.workers=2"])
+    torch.manual_seed(0)
+    engine = Engine()
+    net = build_net(cfg, engine.action_game).eval()
+    seeds = [11, 12, 13, 14, 15]
+    pool = SelfPlayPool(cfg)
+    try:
+        got = pool.play(net, seeds)
+    finally:
+        pool.close()
+    want = [r for chunk in split_seeds(seeds, 2)
+            for r in play_games_batched(net, engine, cfg, chunk)]
+    assert [r.seed for r in got] == seeds and pool.cpu > 0
+    for a, b in zip(got, want, strict=True):  # the same positions, so the same moves
+        assert all(np.array_equal(x, y) for x, y in zip(a.obs, b.obs, strict=True))
+        assert all(np.allclose(x, y) for x, y in zip(a.probs, b.probs, strict=True))
+    whole = play_games_batched(net, engine, cfg, seeds)  # one batch of all 5: other games
+    assert any(not np.array_equal(x, y) for a, b in zip(got, whole, strict=True)
+               for x, y in zip(a.obs, b.obs, strict=False))
 
 
 def test_tiny_training_run_with_the_batched_engine(tmp_path, capsys):

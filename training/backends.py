@@ -5,7 +5,9 @@
 the reference engine), ``cpu`` (CPU seconds spent outside this process) and ``close()``:
 
 * :class:`InProcess`: the reference engine in this process (``selfplay.workers`` <= 1);
-* :class:`SelfPlayPool`: ``selfplay.workers`` processes, the seeds split in chunks;
+* :class:`SelfPlayPool`: ``selfplay.workers`` processes, the seeds split in chunks (each
+  chunk on the reference engine, or with ``selfplay.engine: batched`` on the batched engine
+  in one batch per worker);
 * :class:`RaySelfPlayPool`: the same chunks as Ray tasks (``selfplay.backend: ray``);
 * :class:`Batched`: the game's batched engine (``selfplay.engine: batched``).
 """
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.envs.core.registry import action_game
+from boardzoo.envs.core.registry import action_game, batched_game
 
 from .batched_selfplay import play_games_batched
 from .config import Config, from_saved
@@ -84,7 +86,10 @@ def _worker_play(cfg_dict: dict[str, Any], state_dict: dict[str, torch.Tensor],
     net = build_net(cfg, game)
     net.load_state_dict(state_dict)
     net.eval()
-    records = play_games(net, game, cfg, seeds)
+    if cfg.selfplay.engine == "batched":  # this worker's chunk of games in one batch
+        records = play_games_batched(net, batched_game(cfg.game, "cpu"), cfg, seeds)
+    else:
+        records = play_games(net, game, cfg, seeds)
     return records, time.process_time() - start
 
 

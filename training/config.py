@@ -155,8 +155,6 @@ def validate(cfg: Config) -> Config:
     need(p.workers >= 0, "selfplay.workers", "0 or more")
     need(p.engine in ("reference", "batched"), "selfplay.engine",
          f"'reference' or 'batched' (got {echo(p.engine)})")
-    need(p.engine == "reference" or p.workers <= 1, "selfplay.workers",
-         "0 or 1 with selfplay.engine batched (it plays all games in one process)")
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {echo(p.backend)})")

@@ -111,7 +111,7 @@ class SelfPlayConfig:
     #: Worker processes for self-play (0 or 1: in this process).
     workers: int = 1
     #: ``reference`` (per-game Python trees over the ActionGame) or ``batched`` (the game's
-    #: batched engine, trees in tensors, all games searched at once; one process).
+    #: batched engine, trees in tensors, all of a process's games searched at once).
     engine: str = "reference"
     #: Actions sampled in proportion to visit counts for the first this many actions, then argmax.
     temperature_moves: int = 20
