@@ -49,6 +49,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "selfplay.workers": (0, 1024),
     "selfplay.temperature_moves": (0, 100_000),
     "selfplay.max_moves": (1, 100_000),
+    "selfplay.full_search_prob": (0.001, 1),
+    "selfplay.fast_simulations": (0, 100_000),
     "train.batch_size": (1, 65_536),
     "train.steps_per_iteration": (0, 1_000_000),
     "train.replay_ratio": (0, 1000),

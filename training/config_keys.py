@@ -108,6 +108,9 @@ def no_effect(cfg: Config) -> dict[str, str]:
     else:
         none("model.policy_channels", "the linear and conv policy heads only, and "
              "model.policy_head is bilinear")
+    if cfg.selfplay.full_search_prob >= 1:
+        none("selfplay.fast_simulations", "playout-cap randomisation only, and "
+             "selfplay.full_search_prob is 1 (every move gets the full search)")
     if not cfg.eval.vs_best:
         none("eval.promote_threshold", "the gate against the best network only, and "
              "eval.vs_best is false")

@@ -121,6 +121,14 @@ class SelfPlayConfig:
     #: evaluation (boardzoo.agents.evaluation, as MCTS playouts use at their cut-off): a
     #: value signal for games whose early self-play rarely finishes (Ultima, Whistling).
     adjudicate: bool = False
+    #: Playout-cap randomisation (KataGo, Wu 2019): each searched move gets the full search
+    #: (``mcts.simulations``, root noise) with this probability and becomes a training
+    #: example; the others get a fast search of ``fast_simulations`` (PUCT: without root
+    #: noise) and are played but not kept. More games per CPU second for the value, full-strength
+    #: policy targets. 1: every move gets the full search (off).
+    full_search_prob: float = 1.0
+    #: Simulations of a fast search (``full_search_prob`` < 1 only).
+    fast_simulations: int = 0
     #: ``local`` (this process or ``workers`` processes) or ``ray`` (``workers`` Ray tasks per
     #: iteration, the same games; docs/distributed.md).
     backend: str = "local"

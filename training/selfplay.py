@@ -5,7 +5,10 @@ training examples of each game. A position with a single legal action (about
 40% of Whistling's: a capture chain often has one way on) is played at once,
 without a network call or a search, and gives no example: its policy target
 would be that one action, and its value is the next position's
-(``GameRecord.forced`` counts these actions). ``parallel_games`` games run interleaved in
+(``GameRecord.forced`` counts these actions). With playout-cap randomisation
+(``selfplay.full_search_prob`` < 1) each other move gets the full search with that
+probability and is an example; the rest get a fast search and are played only
+(``GameRecord.fast``). ``parallel_games`` games run interleaved in
 one process: every round, each game's search walks to one leaf, and all the
 leaves go through the network as one batch (batched inference). With
 ``workers > 1`` the games are split over worker processes
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -56,6 +59,9 @@ class GameRecord:
     #: Forced actions: positions with a single legal action, played without a network call
     #: or a search and kept out of the examples (their policy target is that one action).
     forced: int = 0
+    #: Actions played after a fast search (``selfplay.full_search_prob`` < 1), not examples:
+    #: ``len(obs) + fast + forced == length``.
+    fast: int = 0
     #: Static-evaluation prior of each position (``model.value_prior`` only, else empty).
     priors: list[float] = field(default_factory=list)
     #: Action prior of each position's legal actions (``model.policy_prior`` only, else empty).
@@ -129,12 +135,24 @@ class _Slot:
         self.state = game.initial_state()
         self.moves = 0
         self.search: Search | None = None
+        p = cfg.selfplay.full_search_prob
+        #: the fast search's settings (playout-cap randomisation), None when it is off
+        self.fast_mcts = None if p >= 1 else replace(
+            cfg.mcts, simulations=cfg.selfplay.fast_simulations)
+        self.full = True  # whether the search in progress is a full one
         if not self._play_forced():
             self.search = self._new_search(None)
 
     def _new_search(self, root: Node | None) -> Search:
-        s = Search(self.game, self.cfg.mcts, self.rng, root if root is not None else self.state,
-                   add_noise=True)
+        # why no draw when the randomisation is off: the games stay those of earlier versions
+        self.full = (self.fast_mcts is None
+                     or self.rng.random() < self.cfg.selfplay.full_search_prob)
+        mcts = self.cfg.mcts if self.full else self.fast_mcts
+        # a fast PUCT search has no Dirichlet noise (KataGo); Gumbel's noise is how its root
+        # samples the move played, so a fast Gumbel search keeps it
+        noise = self.full or mcts.root == "gumbel"
+        s = Search(self.game, mcts, self.rng, root if root is not None else self.state,
+                   add_noise=noise)
         s.prepare_root()
         return s
 
@@ -172,16 +190,10 @@ class _Slot:
         root = search.root
         actions, probs = search.policy_target()
         rec = self.record
-        rec.obs.append(game.observation(root.state, root.player))
-        rec.actions.append(actions.astype(np.int32))
-        rec.probs.append(probs.astype(np.float32))
-        rec.players.append(root.player)
-        value_prior, action_prior = self.knowledge.root(root.state, actions)
-        if value_prior is not None:
-            rec.priors.append(value_prior)
-        if action_prior is not None:
-            rec.action_priors.append(action_prior)
-        rec.root_values.append(float(root.W.sum() / max(root.N.sum(), 1)))
+        if self.full:
+            self._keep_example(root, actions, probs)
+        else:
+            rec.fast += 1
         temperature = 1.0 if self.moves < cfg.selfplay.temperature_moves else 0.0
         i = search.choose(temperature)
         child = root.children[i]
@@ -195,6 +207,20 @@ class _Slot:
                  and child is not None and child.expanded)
         self.search = self._new_search(child if reuse else None)
         return False
+
+    def _keep_example(self, root: Node, actions: np.ndarray, probs: np.ndarray) -> None:
+        """Add the searched position ``root`` to the record as a training example."""
+        game, rec = self.game, self.record
+        rec.obs.append(game.observation(root.state, root.player))
+        rec.actions.append(actions.astype(np.int32))
+        rec.probs.append(probs.astype(np.float32))
+        rec.players.append(root.player)
+        value_prior, action_prior = self.knowledge.root(root.state, actions)
+        if value_prior is not None:
+            rec.priors.append(value_prior)
+        if action_prior is not None:
+            rec.action_priors.append(action_prior)
+        rec.root_values.append(float(root.W.sum() / max(root.N.sum(), 1)))
 
 
 def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],

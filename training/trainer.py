@@ -294,7 +294,8 @@ class Trainer:
         self.cpu += cpu_seconds() + backend.cpu - c0
         self.elapsed = self._clock()
         metrics = iteration_metrics(records, positions, (t0, t1, t2), losses)
-        metrics["forced"] = sum(r.length for r in records) - positions
+        metrics["forced"] = sum(r.forced for r in records)
+        metrics["fast"] = sum(r.fast for r in records)
         return metrics
 
     def _finish(self, it: int, metrics: dict[str, Any], bar: Any) -> bool:
@@ -319,14 +320,14 @@ class Trainer:
             self.best_iteration = it
         self.iteration = it
         self.elapsed = self._clock()
-        forced = metrics.pop("forced")
+        forced, fast = metrics.pop("forced"), metrics.pop("fast")
         metrics.update(iteration=it, elapsed_s=self.elapsed, cpu_s=self.cpu,
                        buffer=len(self.buffer))
         self.run_dir.append("metrics.csv", METRICS_FIELDS, metrics)
         self.run_dir.append_eval(it, self.elapsed, self.cpu, rows, promoted)
         self.tb.log(metrics, rows)
         self.save()
-        self._report(metrics, rows, promoted, forced)
+        self._report(metrics, rows, promoted, forced, fast)
         if bar is not None:
             bar.update(1)
             self._status(bar, f"loss {metrics['loss']:.3f}, {metrics['games_per_hour']:.0f} "
@@ -334,8 +335,8 @@ class Trainer:
         return over_time
 
     def _report(self, m: dict[str, Any], rows: list[dict[str, Any]], promoted: bool,
-                forced: int = 0) -> None:
-        extra = f", {forced} forced" if forced else ""
+                forced: int = 0, fast: int = 0) -> None:
+        extra = (f", {forced} forced" if forced else "") + (f", {fast} fast" if fast else "")
         steps = f", {self.last_steps} steps" if self.cfg.train.replay_ratio > 0 else ""
         text = (f"iter {m['iteration']}/{self.cfg.iterations}: {m['games']} games "
                 f"(avg {m['avg_length']:.0f} actions{extra}, {m['games_per_hour']:.0f} games/h), "
