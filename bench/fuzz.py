@@ -333,6 +333,9 @@ def case_sb3_zip(game: str, rng: random.Random, seeds: list[str]) -> Callable[[]
                 blob = mutate(blob, rng)
             data = {field: {":type:": "<class 'type'>", ":serialized:": blob},
                     "n_envs": 1, "num_timesteps": 0}
+            if 0.2 <= shape < 0.4:  # layer sizes as data: a network too large to build
+                data["policy_kwargs"] = {":type:": "<class 'dict'>", ":serialized:": blob,
+                                         "net_arch": [10 ** rng.randint(3, 9)] * 8}
             path = Path(tmp) / "evil.zip"
             with zipfile.ZipFile(path, "w") as z:
                 z.writestr("data", json.dumps(data))
