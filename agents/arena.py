@@ -145,7 +145,15 @@ def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAUL
 def _exit_on_sigterm() -> None:
     """In a worker: turn SIGTERM (Pool.terminate, after a Ctrl-C) into SystemExit, so that the
     worker's clean-up runs and ends any outside engine it started."""
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    signal.signal(signal.SIGTERM, _exit_once)
+
+
+def _exit_once(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
+    """Raise SystemExit for the first SIGTERM; a second one (Pool.terminate signals again
+    while the worker is already exiting) ends the process at once, without a Python
+    traceback from inside its exit handlers."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sys.exit(128 + signum)
 
 
 def _play_task(task: tuple[GameRef, Pairing, int, int, Path | None]) -> dict:
@@ -356,6 +364,8 @@ def run_games(game: GameRef, tasks: list[Pairing], workers: int,
     with ctx.Pool(workers, initializer=_exit_on_sigterm) as pool:
         yield from pool.imap_unordered(
             _play_task, [(game, p, max_plies, opening_moves, log_dir) for p in tasks])
+        pool.close()  # every game is in: let the workers exit by themselves, not by SIGTERM
+        pool.join()
 
 
 

@@ -148,3 +148,18 @@ def test_cli_errors_are_one_line(tmp_path, capsys, argv, message):
                 ) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_worker_processes_end_without_a_traceback(tmp_path):
+    """A finished tournament lets its workers exit by themselves: no SIGTERM arriving in
+    the middle of their exit handlers, so nothing like "Exception ignored ... SystemExit"
+    on stderr."""
+    for run in range(2):  # a race when it happens: try twice
+        proc = subprocess.run(
+            [sys.executable, "-m", "boardzoo", "tournament", "--game", "loa", "--agents",
+             "random,checkpoint:loa,sims=2", "--games-per-pair", "2", "--workers", "2",
+             "--no-progress", "--no-png", "--out", str(tmp_path / f"t{run}")],
+            capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, \
+            proc.stderr
