@@ -71,16 +71,40 @@ def curve(run: Path) -> dict:
     }
 
 
-def selfplay_speed(cfg_path: str, games: int) -> dict:
-    """Time the same self-play games three ways (wall and CPU seconds)."""
+def timed_selfplay(cfg, seeds: list[int]) -> dict:
+    """Play ``seeds`` with a fresh network of ``cfg`` (seeded 0) in this process or its
+    ``selfplay.workers``; return positions, wall and CPU seconds (the workers' included)."""
     from boardzoo.envs.core.registry import action_game
     from boardzoo.training.backends import SelfPlayPool
     from boardzoo.training.network import build_net
-    from boardzoo.training.selfplay import play_games, selfplay_seed
+    from boardzoo.training.selfplay import play_games
+
+    game = action_game(cfg.game)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    net = build_net(cfg, game).eval()
+    pool = SelfPlayPool(cfg) if cfg.selfplay.workers > 1 else None
+    if pool is not None:
+        pool.play(net, seeds[:2])  # start the workers outside the timing
+        pool.cpu = 0.0
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    recs = pool.play(net, seeds) if pool else play_games(net, game, cfg, seeds)
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0 + (pool.cpu if pool else 0.0)
+    if pool:
+        pool.close()
+    positions = sum(len(r.obs) for r in recs)
+    return {"positions": positions, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "positions_per_wall_s": round(positions / wall, 1),
+            "positions_per_cpu_s": round(positions / cpu, 1)}
+
+
+def selfplay_speed(cfg_path: str, games: int) -> dict:
+    """Time the same self-play games three ways (wall and CPU seconds)."""
+    from boardzoo.training.selfplay import selfplay_seed
 
     out = {}
-    base = load_config(cfg_path)
-    game = action_game(base.game)
     seeds = [selfplay_seed(0, 1, i) for i in range(games)]
     for label, overrides in (("one process, unbatched", ["selfplay.parallel_games=1"]),
                              (f"one process, batched x{games}",
@@ -88,24 +112,7 @@ def selfplay_speed(cfg_path: str, games: int) -> dict:
                              (f"2 worker processes, batched x{games // 2} each",
                               [f"selfplay.parallel_games={games // 2}", "selfplay.workers=2"])):
         cfg = load_config(cfg_path, overrides + ["selfplay.max_moves=40"])
-        torch.set_num_threads(1)
-        torch.manual_seed(0)
-        net = build_net(cfg, game).eval()
-        pool = SelfPlayPool(cfg) if cfg.selfplay.workers > 1 else None
-        if pool is not None:
-            pool.play(net, seeds[:2])  # start the workers outside the timing
-            pool.cpu = 0.0
-        c0 = time.process_time()
-        t0 = time.perf_counter()
-        recs = pool.play(net, seeds) if pool else play_games(net, game, cfg, seeds)
-        wall = time.perf_counter() - t0
-        cpu = time.process_time() - c0 + (pool.cpu if pool else 0.0)
-        if pool:
-            pool.close()
-        positions = sum(len(r.obs) for r in recs)
-        out[label] = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-                      "positions_per_wall_s": round(positions / wall, 1),
-                      "positions_per_cpu_s": round(positions / cpu, 1)}
+        out[label] = timed_selfplay(cfg, seeds)
         print(label, out[label], flush=True)
     return out
 
