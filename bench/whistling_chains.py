@@ -6,7 +6,7 @@ Each position runs in a fresh child process (why: peak RSS is per process), whic
 RSS, the count, N and the chain nodes, or the refusal.
 
 Usage: python bench/whistling_chains.py [--stones 20] [--seeds 5] [--first-seed 0]
-       [--timeout 120] [--max-nodes N]
+       [--timeout 120] [--max-bytes N]
 The issue's 16-stone position is always measured first. The last line printed is one JSON
 object with every figure.
 """
@@ -43,13 +43,13 @@ def scattered(seed: int, stones: int) -> str:
     return State(BIT[cells[0]], sum(BIT[c] for c in cells[1:]), 0).to_text()
 
 
-def measure(text: str, max_nodes: int | None) -> dict:
+def measure(text: str, max_bytes: int | None) -> dict:
     """Answer ``legal_count()`` of one position in this process and return the figures."""
     from boardzoo.envs.core.game import PositionError
     from boardzoo.envs.whistling import chains
 
-    if max_nodes is not None:
-        chains.MAX_NODES = max_nodes
+    if max_bytes is not None:
+        chains.MAX_BYTES = max_bytes
     state = State.from_text(text)
     t0 = time.process_time()
     try:
@@ -62,11 +62,11 @@ def measure(text: str, max_nodes: int | None) -> dict:
     return out
 
 
-def child(text: str, timeout: float, max_nodes: int | None) -> dict:
+def child(text: str, timeout: float, max_bytes: int | None) -> dict:
     """Measure ``text`` in a fresh Python process (killed after ``timeout`` seconds)."""
     cmd = [sys.executable, __file__, "--one", text]
-    if max_nodes is not None:
-        cmd += ["--max-nodes", str(max_nodes)]
+    if max_bytes is not None:
+        cmd += ["--max-bytes", str(max_bytes)]
     t0 = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True)
@@ -84,17 +84,17 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("--max-nodes", type=int, default=None, help="override chains.MAX_NODES")
+    ap.add_argument("--max-bytes", type=int, default=None, help="override chains.MAX_BYTES")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # the child process's position
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.max_nodes)))
+        print(json.dumps(measure(args.one, args.max_bytes)))
         return
     texts = [ISSUE] + [scattered(s, args.stones)
                        for s in range(args.first_seed, args.first_seed + args.seeds)]
     rows = []
     for text in texts:
-        rows.append(child(text, args.timeout, args.max_nodes))
+        rows.append(child(text, args.timeout, args.max_bytes))
         print(json.dumps(rows[-1]), flush=True)
     answered = [r for r in rows[1:] if "count" in r]
     print(json.dumps({

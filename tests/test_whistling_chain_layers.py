@@ -8,11 +8,12 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_whistling_chains import HUGE, HUGE_TURNS, A, sparse_positions
 
 from boardzoo.cli import main
-from boardzoo.envs.whistling import chains
+from boardzoo.envs.whistling import chain_layers, chains
 from boardzoo.envs.whistling.batched_search import per_game_actions
 from boardzoo.envs.whistling.hexgrid import CELL_NAMES, CELLS, COORD_INDEX, DIRECTIONS
 from boardzoo.envs.whistling.rules import State
@@ -147,12 +148,12 @@ def test_cli_streams_and_counts_the_issues_position(capsys):
 
 
 def test_refusal_beyond_the_bound_is_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(chains, "MAX_NODES", 50_000)  # the issue's position needs ~250,000
-    with pytest.raises(chains.ChainLimitError, match="more than 50,000 chain nodes"):
+    monkeypatch.setattr(chains, "MAX_BYTES", 500_000)  # the issue's position keeps ~1 MB
+    with pytest.raises(chains.ChainLimitError, match="more than 500,000 bytes"):
         State.from_text(ISSUE).legal_count()
     assert main(["perft", "whistling", "1", "--position", ISSUE]) == 2
     err = capsys.readouterr().err.strip()
-    assert "50,000 chain nodes" in err and len(err.splitlines()) == 1
+    assert "500,000 bytes" in err and len(err.splitlines()) == 1
 
 
 @pytest.mark.skipif(not os.environ.get("BOARDZOO_SLOW"), reason="~10-90 s; set BOARDZOO_SLOW=1")
@@ -173,3 +174,52 @@ def test_generator_is_seeded_and_scattered():
     assert (x.bit_count(), o.bit_count()) == (1, 20)
     stones = [CELLS[i] for i in range(len(CELLS)) if (x | o) >> i & 1]
     assert all((a[0] - b[0], a[1] - b[1]) not in DIRECTIONS for a in stones for b in stones)
+
+
+def test_waiting_children_merge_to_distinct_keys_with_summed_counts(monkeypatch):
+    monkeypatch.setattr(chain_layers, "_SLAB", 64)  # gather small parts into slabs often
+    rng = np.random.default_rng(3)
+    expected: dict[int, int] = {}
+    bucket = chain_layers._Bucket()
+    for _ in range(30):
+        keys = rng.integers(0, 50, rng.integers(1, 12))
+        counts = rng.integers(1, 1000, len(keys))
+        for k, c in zip(keys.tolist(), counts.tolist(), strict=True):
+            expected[k] = expected.get(k, 0) + c
+        bucket.add((keys << 32) | counts)
+    assert bucket.nbytes == 8 * sum(len(p) for p in bucket.parts)
+    assert len(bucket.parts) < 30  # slabs were gathered
+    assert not bucket.compact(packed=True) and len(bucket.parts) == 1
+    keys, counts = bucket.merge(packed=True)
+    assert dict(zip(keys.tolist(), counts.tolist(), strict=True)) == expected
+    assert bucket.nbytes == 0 and not bucket.parts
+    # a count that reaches 2**32 when merged asks the caller to unpack
+    half = np.array([(7 << 32) | (1 << 31)], np.int64)
+    bucket.add(half.copy())
+    bucket.add(half.copy())
+    assert bucket.compact(packed=True)
+    bucket.unpack()
+    keys, counts = bucket.merge(packed=False)
+    assert keys.tolist() == [7] and counts.tolist() == [1 << 32]
+
+
+@pytest.mark.parametrize("patch", [("_PACKED_STONES", 0), ("_COUNT_LIMIT", 2)])
+def test_packed_and_unpacked_searches_agree(layered, monkeypatch, patch):
+    texts = [t for t in map(scattered, range(12), [7] * 12) if State.from_text(t).chains()][:3]
+    want = [(s.max_capture(), s.legal_count(), list(s.iter_legal_move_strs()))
+            for s in map(State.from_text, texts + [ISSUE])]
+    monkeypatch.setattr(chain_layers, *patch)  # pairs from the start / from a count of 2 on
+    got = [(s.max_capture(), s.legal_count(), list(s.iter_legal_move_strs()))
+           for s in map(State.from_text, texts + [ISSUE])]
+    assert got == want and want[-1][:2] == (ISSUE_N, ISSUE_TURNS)
+
+
+def test_a_tight_memory_bound_merges_waiting_children_and_still_answers(monkeypatch):
+    merged = []
+    compact = chain_layers._Bucket.compact
+    monkeypatch.setattr(chain_layers._Bucket, "compact",
+                        lambda self, packed: merged.append(1) or compact(self, packed))
+    monkeypatch.setattr(chains, "MAX_BYTES", 3_000_000)  # the search alone needs more
+    state = State.from_text(ISSUE)
+    assert (state.max_capture(), state.legal_count()) == (ISSUE_N, ISSUE_TURNS)
+    assert merged

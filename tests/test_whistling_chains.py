@@ -99,6 +99,6 @@ def test_huge_position_counts_fast_and_plays_without_the_list():
 
 
 def test_node_budget_refuses_a_position_it_cannot_search(monkeypatch):
-    monkeypatch.setattr(chains, "MAX_NODES", 1000)
-    with pytest.raises(chains.ChainLimitError, match="1,000 chain nodes"):
+    monkeypatch.setattr(chains, "MAX_BYTES", 1000)
+    with pytest.raises(chains.ChainLimitError, match="1,000 bytes"):
         State.from_text(HUGE).legal_count()

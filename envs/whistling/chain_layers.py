@@ -19,6 +19,8 @@ sorted as :func:`.movegen.capture_hops` orders them (direction, then distance).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from .hexgrid import BIT, NUM_CELLS, PROJ, RAYS, ZONES, cells_of
@@ -29,7 +31,10 @@ _K = 21  # hop distances 0..20 per (cell, direction)
 _FLAT = NUM_CELLS * 6 * _K
 _WALL = np.int64(1) << 62  # "own stone or edge in the way" bit of the blocker table
 _CHUNK = 1 << 17  # nodes expanded at once (bounds the temporary arrays)
-_COMPACT = 1 << 21  # pending children merged once a layer has this many undeduplicated
+_PACKED_STONES = 20  # most enemy stones whose keys (below 2**31) pack with a count
+_LOW = (1 << 32) - 1
+_COUNT_LIMIT = 1 << 32  # a count this large unpacks the search (tests lower it)
+_SLAB = 48 << 20  # waiting children gathered into arrays of this many bytes
 _CACHE = 1 << 18  # most nodes whose hops ``kids`` keeps
 _POP8 = np.array([bin(i).count("1") for i in range(256)], np.int64)
 _EMPTY = np.zeros(0, np.int64)
@@ -75,11 +80,11 @@ class LayeredSearch:
     """Every chain node of one capturing stone, its best capture (``best``), the number of
     maximal chains (``count``) and, on demand, their hops (``kids``)."""
 
-    def __init__(self, own: int, enemy: int, start: int, max_nodes: int,
+    def __init__(self, own: int, enemy: int, start: int, max_bytes: int,
                  last: int = -1) -> None:
         """Search the chains of the stone on ``start`` (own stones ``own``; ``last``: the
         direction of a hop already made, else -1) against ``enemy``; raise OverflowError
-        past ``max_nodes`` nodes."""
+        past ``max_bytes`` bytes held."""
         t = _static()
         self.cells = cells_of(enemy)
         m = len(self.cells)
@@ -115,7 +120,7 @@ class LayeredSearch:
         self.layers: dict[int, np.ndarray] = {}
         self._good: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._kids: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
-        self._forward(max_nodes)
+        self._forward(max_bytes)
 
     def _expand(self, keys: np.ndarray) -> list[tuple[np.ndarray, ...]]:
         """Return, per direction with hops, (parent index, child key, stones captured,
@@ -173,57 +178,62 @@ class LayeredSearch:
                 out.append((par, child, cap, d, dist))
         return out
 
-    def _forward(self, max_nodes: int) -> None:
+    def _forward(self, max_bytes: int) -> None:
         """Find every node layer by layer, N and the number of maximal chains."""
-        pending: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {
-            self.m: [(np.array([self.root], np.int64), np.array([1], np.int64))]}
-        nodes, floor, counts, dtype, total = 0, self.m, np.ones(1, np.int64), np.int64, 0
-        held = 1  # children waiting in ``pending`` (16 bytes each: key and count)
+        narrow = self.m <= _PACKED_STONES  # keys below 2**31: kept layers in 4 bytes a node
+        waiting = _Waiting(packed=narrow)
+        root = np.array([self.root], np.int64)
+        waiting.add(self.m, root, np.ones(1, np.int64))
+        floor, keys, counts, total, kept = self.m, root, np.ones(1, np.int64), 0, 0
         for p in range(self.m, -1, -1):
-            if p not in pending:
+            if p not in waiting.buckets:
                 continue
-            held -= sum(len(k) for k, _ in pending[p])
-            keys, counts = _merge(pending.pop(p))
-            self.layers[p] = keys
+            del keys, counts  # the layer above: freed before this one is merged
+            keys, counts = waiting.pop(p)
+            self.layers[p] = keys.astype(np.uint32) if narrow else keys
+            kept += self.layers[p].nbytes
             floor = p
-            nodes += len(keys)
-            if nodes > max_nodes:
-                raise OverflowError(nodes)
             # exact counts: a count is at most the counts of all layers so far times the hops
             # per node (< 128), so int64 holds every count while that total is below 2**55
             total += int(counts.sum())
-            if dtype is np.int64 and total >= 1 << 55:
-                dtype = object
+            if counts.dtype != object and total >= 1 << 55:
                 counts = counts.astype(object)
-                pending = {q: [(k, c.astype(object)) for k, c in v] for q, v in pending.items()}
+                waiting.to_object()
+            busy = kept + 16 * len(keys)  # the kept layers, this layer's keys and counts
             for lo in range(0, len(keys), _CHUNK):
-                chunk = counts[lo:lo + _CHUNK]
-                for par, child, cap, _, _ in self._expand(keys[lo:lo + _CHUNK]):
-                    q = p - _popcount(cap)
-                    c = chunk[par]
-                    one = q == p - 1  # most hops take one stone: split the rest by count
-                    groups = [(p - 1, child[one], c[one])]
-                    if not one.all():
-                        rest = ~one
-                        child, c, q = child[rest], c[rest], q[rest]
-                        groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
-                    for qq, ch, cc in groups:
-                        if not len(ch):
-                            continue
-                        bucket = pending.setdefault(qq, [])
-                        bucket.append((ch, cc))
-                        held += len(ch)
-                        if len(bucket) > 8 and sum(len(k) for k, _ in bucket) > _COMPACT:
-                            held -= sum(len(k) for k, _ in bucket)
-                            pending[qq] = [_merge(bucket)]
-                            held += len(pending[qq][0][0])
-                        if nodes + 2 * held > max_nodes:  # the memory bound, before the merge
-                            raise OverflowError(nodes)
+                for groups in self._children(keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p):
+                    for q, child, c in groups:
+                        waiting.add(q, child, c)
+                    if busy + waiting.need() > max_bytes:
+                        # over the bound: merge the waiting children (duplicates go), and
+                        # refuse only if that is not enough
+                        waiting.shrink()
+                        if busy + waiting.need() > max_bytes:
+                            raise OverflowError(busy + waiting.need())
         self.floor = floor
         #: The most stones this stone's chains capture.
         self.best = self.m - floor
         #: The number of chains that capture ``best`` stones.
         self.count = int(counts.sum()) if floor < self.m else 0
+
+    def _children(self, keys: np.ndarray, counts: np.ndarray,
+                  p: int) -> Iterator[list[tuple[int, np.ndarray, np.ndarray]]]:
+        """Yield, per direction, the children of the nodes ``keys`` of layer ``p`` with their
+        parents' counts, as (layer, child keys, counts) groups."""
+        for par, child, cap, _, _ in self._expand(keys):
+            q = p - _popcount(cap)
+            c = counts[par]
+            one = q == p - 1  # most hops take one stone: split the rest by count
+            groups = [(p - 1, child[one], c[one])]
+            if not one.all():
+                rest = ~one
+                child, c, q = child[rest], c[rest], q[rest]
+                groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
+            yield [g for g in groups if len(g[1])]
+
+    def nbytes(self) -> int:
+        """Return the bytes the kept layers hold."""
+        return sum(keys.nbytes for keys in self.layers.values())
 
     def size(self) -> int:
         """Return the number of chain nodes found."""
@@ -232,12 +242,12 @@ class LayeredSearch:
     def _good_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return the hops between good nodes as sorted (parent key, child key, direction)."""
         if self._good is None:
-            good = {self.floor: self.layers[self.floor]}
+            good = {self.floor: self.layers[self.floor].astype(np.int64)}
             edges = []
             for p in sorted(self.layers):
                 if p <= self.floor:
                     continue
-                keys, found = self.layers[p], []
+                keys, found = self.layers[p].astype(np.int64), []
                 for lo in range(0, len(keys), _CHUNK):
                     for par, child, cap, d, k in self._expand(keys[lo:lo + _CHUNK]):
                         q = p - _popcount(cap)
@@ -294,6 +304,139 @@ class LayeredSearch:
 def _distinct(keys: np.ndarray) -> np.ndarray:
     """Return the distinct values of a sorted array (why not np.unique: NumPy 2 may hash)."""
     return keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+
+
+class _Bucket:
+    """The children waiting to be merged into one layer: packed int64 arrays (key << 32 |
+    count) or (keys, counts) pairs, all of one kind."""
+
+    __slots__ = ("parts", "nbytes", "small")
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self.parts: list = []
+        self.nbytes = 0  # the bytes the parts hold (an object count as 8)
+        self.small = 0  # the bytes of the small packed parts at the end
+
+    def add(self, part: np.ndarray | tuple[np.ndarray, np.ndarray]) -> None:
+        """Add one part (waiting children); gather the small packed parts into one slab past
+        ``_SLAB`` bytes (why: an array that large is its own memory mapping, given back to
+        the system when freed; small ones stay in the heap)."""
+        self.parts.append(part)
+        self.nbytes += _nbytes(part)
+        if isinstance(part, np.ndarray) and part.nbytes < _SLAB:
+            self.small += part.nbytes
+            if self.small >= _SLAB:
+                k = len(self.parts) - 1
+                while k > 0 and isinstance(self.parts[k - 1], np.ndarray) \
+                        and self.parts[k - 1].nbytes < _SLAB:
+                    k -= 1
+                self.parts[k:] = [np.concatenate(self.parts[k:])]
+                self.small = 0
+
+    def merge(self, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Return the sorted distinct keys and their summed counts (the bucket is emptied)."""
+        parts, self.parts, self.nbytes, self.small = self.parts, [], 0, 0
+        return _merge_packed(parts) if packed else _merge(parts)
+
+    def compact(self, packed: bool) -> bool:
+        """Merge the parts into one (why: a key reached from many parents is then held
+        once); return True when a count reached 2**32 (the caller unpacks every bucket)."""
+        if len(self.parts) < 2:
+            return False
+        keys, counts = self.merge(packed)
+        big = packed and int(counts.max()) >= _COUNT_LIMIT
+        self.add((keys << 32) | counts if packed and not big else (keys, counts))
+        return big
+
+    def unpack(self) -> None:
+        """Turn packed parts into (keys, counts) pairs."""
+        self.parts = [(p >> 32, p & _LOW) if isinstance(p, np.ndarray) else p
+                      for p in self.parts]
+        self.nbytes = sum(map(_nbytes, self.parts))
+
+    def to_object(self) -> None:
+        """Hold the counts as Python integers (exact past 2**63)."""
+        self.parts = [(k, c.astype(object)) for k, c in self.parts]
+
+
+class _Waiting:
+    """The children waiting to be merged into their layers, one bucket per layer.
+
+    Packed while a key and a count share one int64 (key << 32 | count): the keys of up to
+    20 enemy stones are below 2**31, and counts stay below 2**32 until a search has
+    billions of chains; then (key, count) pairs, with Python integers past 2**55.
+    """
+
+    def __init__(self, packed: bool) -> None:
+        """Start with no children."""
+        self.buckets: dict[int, _Bucket] = {}
+        self.packed = packed
+
+    def add(self, layer: int, keys: np.ndarray, counts: np.ndarray) -> None:
+        """Add children of ``layer`` with their counts."""
+        self.buckets.setdefault(layer, _Bucket()).add(
+            (keys << 32) | counts if self.packed else (keys, counts))
+
+    def pop(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return the sorted distinct keys of ``layer`` and their counts (merged, dropped)."""
+        keys, counts = self.buckets.pop(layer).merge(self.packed)
+        if self.packed and int(counts.max()) >= _COUNT_LIMIT:
+            self.unpack()
+        return keys, counts
+
+    def unpack(self) -> None:
+        """Hold every waiting child as a (key, count) pair from now on."""
+        self.packed = False
+        for bucket in self.buckets.values():
+            bucket.unpack()
+
+    def to_object(self) -> None:
+        """Hold every count as a Python integer from now on."""
+        self.unpack()
+        for bucket in self.buckets.values():
+            bucket.to_object()
+
+    def shrink(self) -> None:
+        """Merge each bucket's parts into one (duplicates held once)."""
+        for bucket in self.buckets.values():
+            if bucket.compact(self.packed):
+                self.unpack()
+
+    def need(self) -> int:
+        """Return the bytes the waiting children hold, plus what merging the largest
+        bucket needs besides (its sorted copy, then distinct keys and counts: about as much)."""
+        sizes = [b.nbytes for b in self.buckets.values()]
+        return sum(sizes) + 2 * max(sizes, default=0)
+
+
+def _nbytes(part: np.ndarray | tuple[np.ndarray, np.ndarray]) -> int:
+    """Return the bytes one waiting part holds."""
+    return part.nbytes if isinstance(part, np.ndarray) else 8 * len(part[0]) + 8 * len(part[1])
+
+
+def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the sorted distinct keys of packed ``parts`` (emptied: each is freed once
+    copied) with their counts summed."""
+    n = sum(map(len, parts))
+    packed, at = np.empty(n, np.int64), 0
+    parts.reverse()
+    while parts:
+        part = parts.pop()
+        packed[at:at + len(part)] = part
+        at += len(part)
+        del part
+    packed.sort()
+    starts = [np.zeros(1, np.int64)]
+    for lo in range(1, n, _CHUNK):  # why in chunks: no temporaries the size of ``packed``
+        hi = min(lo + _CHUNK, n)
+        new = (packed[lo:hi] >> 32) != (packed[lo - 1:hi - 1] >> 32)
+        starts.append(np.flatnonzero(new) + lo)
+    first = np.concatenate(starts)
+    del starts
+    keys = packed[first] >> 32
+    packed &= _LOW
+    return keys, np.add.reduceat(packed, first)
 
 
 def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

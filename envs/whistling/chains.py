@@ -15,7 +15,8 @@ no Python object per node; ``hops`` then reads its hops of maximal chains instea
 
 Bounds: memory is the search, one node per (cell, last hop, enemy stones left) reachable
 from a capturer by capturing hops (memo: each entry holds at most 6 x 20 hops; layered:
-8 bytes, up to ``MAX_NODES``). The turn generators keep one path per level on a stack.
+4 bytes a node kept, up to ``MAX_BYTES`` in all). The turn generators keep one path per
+level on a stack.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ from .notation import CRUSH, WHISTLE, turn_to_str
 #: games needed at most 202 nodes), the layered one (about 10 times less CPU and 25 times
 #: less memory per node) for a stone among many scattered enemy stones.
 SWITCH_NODES = 2_000
-#: Most chain nodes one position's layered search may hold, counting each child waiting to
-#: be merged into its layer as two (8 bytes a node, 16 a waiting child): past it the position
-#: is refused with :class:`ChainLimitError`. Why a limit: the nodes can grow exponentially
-#: with the enemy stones, and exact maximum capture needs every one of them; this bound keeps
-#: a search, answered or refused, under about 400 MB (measured, bench/whistling_chains.py).
-MAX_NODES = 20_000_000
+#: Most bytes one position's layered search may hold (its kept layers, the layer it expands
+#: and the children waiting to be merged): past it the position is refused with
+#: :class:`ChainLimitError`. Why a limit: the nodes can grow exponentially with the enemy
+#: stones, and exact maximum capture needs every one of them; this bound keeps a search,
+#: answered or refused, under about 500 MB of peak memory (measured, bench/whistling_chains.py).
+MAX_BYTES = 300 * 2**20
 #: The memo's own bound where the layered search cannot number the enemy stones (more than
 #: ``chain_layers.MAX_STONES``; no game reaches it, each side has 21 stones).
 MEMO_NODES = 200_000
@@ -48,7 +49,7 @@ Memo = dict[tuple[int, int, int], tuple[int, list[Hop]]]  # node -> (best count,
 
 
 class ChainLimitError(PositionError):
-    """A position whose maximum-capture search needs more than ``MAX_NODES`` chain nodes."""
+    """A position whose maximum-capture search needs more than ``MAX_BYTES`` of memory."""
 
 
 class _Full(Exception):
@@ -89,11 +90,16 @@ def _memo_search(own: int, enemy: int, capturers: list[int], mx: list[int], limi
     return best_of, memos
 
 
-def _refusal(limit: int) -> str:
-    """Return the refusal message for a search past ``limit`` nodes."""
-    return (f"the maximum-capture search of this position needs more than {limit:,} chain "
-            "nodes (stones that can chain-capture among many scattered enemy stones); "
+def _refusal(limit: str) -> str:
+    """Return the refusal message for a search past ``limit`` (nodes or megabytes)."""
+    return (f"the maximum-capture search of this position needs more than {limit} "
+            "(stones that can chain-capture among many scattered enemy stones); "
             "boardzoo refuses it to bound memory")
+
+
+def _size(nbytes: int) -> str:
+    """Return a memory size for a message: ``360 MB``, or ``1,000 bytes`` below 1 MB."""
+    return f"{nbytes / 2**20:,.0f} MB" if nbytes >= 2**20 else f"{nbytes:,} bytes"
 
 
 class Chains:
@@ -107,20 +113,20 @@ class Chains:
         """Search every capturer of ``own`` against ``enemy`` (``mx``: the closer-rule maxima;
         ``last``: the direction of a hop already made, mid-chain, else -1)."""
         numbered = enemy.bit_count() <= MAX_STONES
-        limit = min(SWITCH_NODES if numbered else MEMO_NODES, MAX_NODES)
+        limit = SWITCH_NODES if numbered else MEMO_NODES
         layered: dict[int, LayeredSearch] = {}
         try:
             best_of, memos = _memo_search(own, enemy, capturers, mx, limit, last)
         except _Full:
-            if not numbered or MAX_NODES <= limit:
-                raise ChainLimitError(_refusal(limit)) from None
-            memos, budget = {}, MAX_NODES
+            if not numbered:
+                raise ChainLimitError(_refusal(f"{limit:,} chain nodes")) from None
+            memos, budget = {}, MAX_BYTES
             for s in capturers:
                 try:
                     layered[s] = LayeredSearch(own, enemy, s, budget, last)
                 except OverflowError:
-                    raise ChainLimitError(_refusal(MAX_NODES)) from None
-                budget -= layered[s].size()
+                    raise ChainLimitError(_refusal(_size(MAX_BYTES))) from None
+                budget -= layered[s].nbytes()
             best_of = {s: search.best for s, search in layered.items()}
         n = max(best_of.values())
         self.enemy = enemy
