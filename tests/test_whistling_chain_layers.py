@@ -223,3 +223,17 @@ def test_a_tight_memory_bound_merges_waiting_children_and_still_answers(monkeypa
     state = State.from_text(ISSUE)
     assert (state.max_capture(), state.legal_count()) == (ISSUE_N, ISSUE_TURNS)
     assert merged
+
+
+def test_past_the_bound_the_turns_are_counted_but_not_listed(monkeypatch, capsys):
+    monkeypatch.setattr(chains, "MAX_BYTES", 2_600_000)  # room to count, not to keep layers
+    state = State.from_text(ISSUE)
+    assert (state.max_capture(), state.legal_count()) == (ISSUE_N, ISSUE_TURNS)
+    assert not any(search.listable for search in state.chains().layered.values())
+    with pytest.raises(chains.ChainLimitError, match="146,404 turns of 16 captures"):
+        next(state.iter_legal_moves())
+    assert main(["perft", "whistling", "1", "--position", ISSUE]) == 0
+    assert capsys.readouterr().out.split()[-1] == str(ISSUE_TURNS)
+    assert main(["legal", "whistling", "--position", ISSUE]) == 2
+    out, err = capsys.readouterr()
+    assert not out and len(err.strip().splitlines()) == 1 and "listing the turns" in err

@@ -33,6 +33,7 @@ _WALL = np.int64(1) << 62  # "own stone or edge in the way" bit of the blocker t
 _CHUNK = 1 << 17  # nodes expanded at once (bounds the temporary arrays)
 _PACKED_STONES = 20  # most enemy stones whose keys (below 2**31) pack with a count
 _LOW = (1 << 32) - 1
+_FAR = 99  # "no such stone" in the per-byte distance tables (hops are at most 20 cells)
 _COUNT_LIMIT = 1 << 32  # a count this large unpacks the search (tests lower it)
 _SLAB = 48 << 20  # waiting children gathered into arrays of this many bytes
 _CACHE = 1 << 18  # most nodes whose hops ``kids`` keeps
@@ -63,6 +64,20 @@ def _static() -> dict[str, np.ndarray]:
     _TABLES["ray_cell"] = ray_cell
     _TABLES["proj"] = np.array(PROJ, np.int64)
     return _TABLES
+
+
+def _byte_min(vals: np.ndarray) -> np.ndarray:
+    """Return ``out[b, row << 8 | v]``: the least of ``vals[row, 8 * b + t]`` over the bits t
+    set in v (``_FAR`` for none), from ``vals`` (rows x stones, int8)."""
+    rows, m = vals.shape
+    nb = (m + 7) // 8 or 1
+    vals = np.concatenate([vals, np.full((rows, 8 * nb - m), _FAR, np.int8)], axis=1)
+    out = np.full((nb, 256, rows), _FAR, np.int8)
+    for b in range(nb):
+        for v in range(1, 256):
+            low = 8 * b + (v & -v).bit_length() - 1
+            np.minimum(out[b, v & (v - 1)], vals[:, low], out=out[b, v])
+    return out.transpose(0, 2, 1).reshape(nb, -1)
 
 
 def _popcount(a: np.ndarray) -> np.ndarray:
@@ -103,9 +118,9 @@ class LayeredSearch:
         # blocker[(c, d, k)]: the stones on the ray's cells 1..k (prefix union)
         on_ray = stone[t["ray_cell"]].reshape(-1, _K)
         on_ray[:, 0] = 0
-        self.blocker = np.bitwise_or.accumulate(on_ray, axis=1).ravel()
+        blocker = np.bitwise_or.accumulate(on_ray, axis=1)
         #: free0[(c, d)]: the cells free of own stones and the edge along the ray
-        self.free0 = ((self.blocker.reshape(-1, _K) & _WALL) == 0).sum(1) - 1
+        self.free0 = ((blocker & _WALL) == 0).sum(1) - 1
         self.zone = zone
         proj = t["proj"][:, self.cells]  # (6, m)
         nbytes = (m + 7) // 8
@@ -116,8 +131,26 @@ class LayeredSearch:
             has = (np.arange(256) >> bit) & 1 == 1
             top[:, b, has] = np.maximum(top[:, b, has], proj[:, j:j + 1])
         self.top = top
+        # enter[b, (c, d) << 8 | v]: the shortest hop from c in direction d whose whistle zone
+        # holds one of the stones whose bits are v in byte b (zones only grow with the
+        # distance); hit[...]: the distance of the nearest of them on the ray itself
+        ray = t["ray_cell"].reshape(-1, _K)
+        zone2 = zone.reshape(-1, _K)
+        enter = np.full((len(ray), m), _FAR, np.int8)
+        hit = np.full((len(ray), m), _FAR, np.int8)
+        for j, c in enumerate(self.cells):
+            on = (zone2 >> j) & 1 == 1
+            enter[:, j] = np.where(on.any(1), on.argmax(1), _FAR)
+            at = ray == c
+            hit[:, j] = np.where(at.any(1), at.argmax(1), _FAR)
+        self.enter, self.hit = _byte_min(enter), _byte_min(hit)
         self.root = (((1 << m) - 1) << 11) | (start << 2) | (3 if last < 0 else last % 3)
         self.layers: dict[int, np.ndarray] = {}
+        #: Whether the layers were kept, so that the hops of maximal chains can be listed
+        #: (``kids``); past the memory bound they are dropped and only N and the count remain.
+        self.listable = True
+        #: The number of chain nodes found.
+        self.nodes = 0
         self._good: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._kids: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
         self._forward(max_bytes)
@@ -126,12 +159,13 @@ class LayeredSearch:
         """Return, per direction with hops, (parent index, child key, stones captured,
         distance) of every capturing hop from the nodes ``keys`` (sorted).
 
-        Why in stages: most (node, direction) pairs fail a cheap test (the last hop's axis,
-        own stones or the edge within 2 cells, the closer rule, no enemy stone in the
-        widest zone), so the costlier binary searches run on the few that pass.
+        Per (node, direction): the longest hop (own stones, the edge, the closer rule and
+        the nearest enemy stone on the ray) and the shortest one that captures (zones only
+        grow with the distance), from per-byte tables of the enemy stones left; every
+        distance between them is one hop.
         """
         t = _static()
-        zone, blocker, ray_cell, proj = self.zone, self.blocker, t["ray_cell"], t["proj"]
+        zone, ray_cell, proj = self.zone, t["ray_cell"], t["proj"]
         left = keys >> 11
         cell6 = ((keys >> 2) & 511) * 6
         axis = keys & 3
@@ -146,29 +180,21 @@ class LayeredSearch:
             for d in (a, a + 3):
                 i = turn[self.free0[cell6[turn] + d] >= 3]
                 c = cell6[i] + d
+                lft = left[i]
+                # the longest hop: own stones and the edge, the closer rule, enemy stones
                 k = np.minimum(self.free0[c], (tops[d][which[i]] - proj[d][c // 6] - 1) >> 1)
-                base, lft = c * _K, left[i]
-                ok = (k >= 3) & ((zone[base + np.maximum(k, 0)] & lft) != 0)
-                i, k, base, lft = i[ok], k[ok], base[ok], lft[ok]
-                blocked = np.flatnonzero(blocker[base + k] & lft)
-                if len(blocked):  # an enemy stone on the ray: the last free cell before it
-                    bb, bl = base[blocked], lft[blocked]
-                    free = np.zeros(len(blocked), np.int64)
-                    for step in (16, 8, 4, 2, 1):
-                        cand = np.minimum(free + step, k[blocked])
-                        free = np.where(blocker[bb + cand] & bl, free, cand)
-                    k[blocked] = free
-                    drop = (free < 3) | ((zone[bb + free] & bl) == 0)
-                    if drop.any():
-                        keep = np.ones(len(i), bool)
-                        keep[blocked[drop]] = False
-                        i, k, base, lft = i[keep], k[keep], base[keep], lft[keep]
-                if not len(i):
+                at = c << 8
+                lo = self.enter[0][at | (lft & 255)]  # the shortest hop that captures
+                near = self.hit[0][at | (lft & 255)]
+                for b in range(1, len(self.enter)):
+                    byte = at | ((lft >> (8 * b)) & 255)
+                    lo = np.minimum(lo, self.enter[b][byte])
+                    near = np.minimum(near, self.hit[b][byte])
+                k = np.minimum(k, near - 1)
+                ok = lo <= k
+                if not ok.any():
                     continue
-                lo = np.full(len(i), 2, np.int64)  # zones grow with k: the first capture
-                for step in (16, 8, 4, 2, 1):
-                    cand = np.minimum(lo + step, k)
-                    lo = np.where((cand < k) & ((zone[base + cand] & lft) == 0), cand, lo)
+                i, k, lo, base = i[ok], k[ok], lo[ok].astype(np.int64) - 1, c[ok] * _K
                 reps = k - lo
                 par = np.repeat(i, reps)
                 dist = np.arange(len(par)) - np.repeat(np.cumsum(reps) - reps - lo - 1, reps)
@@ -190,8 +216,10 @@ class LayeredSearch:
                 continue
             del keys, counts  # the layer above: freed before this one is merged
             keys, counts = waiting.pop(p)
-            self.layers[p] = keys.astype(np.uint32) if narrow else keys
-            kept += self.layers[p].nbytes
+            self.nodes += len(keys)
+            if self.listable:
+                self.layers[p] = keys.astype(np.uint32) if narrow else keys
+                kept += self.layers[p].nbytes
             floor = p
             # exact counts: a count is at most the counts of all layers so far times the hops
             # per node (< 128), so int64 holds every count while that total is below 2**55
@@ -205,9 +233,13 @@ class LayeredSearch:
                     for q, child, c in groups:
                         waiting.add(q, child, c)
                     if busy + waiting.need() > max_bytes:
-                        # over the bound: merge the waiting children (duplicates go), and
-                        # refuse only if that is not enough
+                        # over the bound: merge the waiting children (duplicates go); then
+                        # drop the kept layers (they serve only to list the turns: N and
+                        # the count go on); refuse only if that is not enough
                         waiting.shrink()
+                        if busy + waiting.need() > max_bytes and self.listable:
+                            self.listable, busy, kept = False, busy - kept, 0
+                            self.layers.clear()
                         if busy + waiting.need() > max_bytes:
                             raise OverflowError(busy + waiting.need())
         self.floor = floor
@@ -237,10 +269,13 @@ class LayeredSearch:
 
     def size(self) -> int:
         """Return the number of chain nodes found."""
-        return sum(map(len, self.layers.values()))
+        return self.nodes
 
     def _good_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return the hops between good nodes as sorted (parent key, child key, direction)."""
+        """Return the hops between good nodes as sorted (parent key, child key, direction);
+        raise OverflowError when the layers were dropped."""
+        if not self.listable:
+            raise OverflowError("the layers were dropped to bound memory")
         if self._good is None:
             good = {self.floor: self.layers[self.floor].astype(np.int64)}
             edges = []
@@ -275,7 +310,8 @@ class LayeredSearch:
 
     def kids(self, cell: int, last: int, left: int) -> list[tuple[int, int, int]]:
         """Return (direction, destination, captured cells) of each hop from the node that
-        lies on a maximal chain, in :func:`.movegen.capture_hops` order."""
+        lies on a maximal chain, in :func:`.movegen.capture_hops` order; raise OverflowError
+        when the layers were dropped (``listable`` false)."""
         axis = 3 if last < 0 else last % 3
         got = self._kids.get((cell, axis, left))
         if got is not None:
@@ -310,13 +346,14 @@ class _Bucket:
     """The children waiting to be merged into one layer: packed int64 arrays (key << 32 |
     count) or (keys, counts) pairs, all of one kind."""
 
-    __slots__ = ("parts", "nbytes", "small")
+    __slots__ = ("parts", "nbytes", "small", "fresh")
 
     def __init__(self) -> None:
         """Start empty."""
         self.parts: list = []
         self.nbytes = 0  # the bytes the parts hold (an object count as 8)
         self.small = 0  # the bytes of the small packed parts at the end
+        self.fresh = 0  # the bytes added since the last merge
 
     def add(self, part: np.ndarray | tuple[np.ndarray, np.ndarray]) -> None:
         """Add one part (waiting children); gather the small packed parts into one slab past
@@ -324,6 +361,7 @@ class _Bucket:
         the system when freed; small ones stay in the heap)."""
         self.parts.append(part)
         self.nbytes += _nbytes(part)
+        self.fresh += _nbytes(part)
         if isinstance(part, np.ndarray) and part.nbytes < _SLAB:
             self.small += part.nbytes
             if self.small >= _SLAB:
@@ -336,17 +374,20 @@ class _Bucket:
 
     def merge(self, packed: bool) -> tuple[np.ndarray, np.ndarray]:
         """Return the sorted distinct keys and their summed counts (the bucket is emptied)."""
-        parts, self.parts, self.nbytes, self.small = self.parts, [], 0, 0
+        parts, self.parts, self.nbytes, self.small, self.fresh = self.parts, [], 0, 0, 0
         return _merge_packed(parts) if packed else _merge(parts)
 
     def compact(self, packed: bool) -> bool:
-        """Merge the parts into one (why: a key reached from many parents is then held
-        once); return True when a count reached 2**32 (the caller unpacks every bucket)."""
-        if len(self.parts) < 2:
+        """Merge the parts into one when at least half the bytes are new since the last
+        merge (why: a key reached from many parents is then held once, and no child is
+        sorted more than about twice); return True when a count reached 2**32 (the caller
+        unpacks every bucket)."""
+        if len(self.parts) < 2 or 2 * self.fresh < self.nbytes:
             return False
         keys, counts = self.merge(packed)
         big = packed and int(counts.max()) >= _COUNT_LIMIT
         self.add((keys << 32) | counts if packed and not big else (keys, counts))
+        self.fresh = 0
         return big
 
     def unpack(self) -> None:
@@ -405,7 +446,7 @@ class _Waiting:
 
     def need(self) -> int:
         """Return the bytes the waiting children hold, plus what merging the largest
-        bucket needs besides (its sorted copy, then distinct keys and counts: about as much)."""
+        bucket needs besides (a sorted copy, then its distinct keys and counts; measured)."""
         sizes = [b.nbytes for b in self.buckets.values()]
         return sum(sizes) + 2 * max(sizes, default=0)
 

@@ -39,7 +39,7 @@ SWITCH_NODES = 2_000
 #: :class:`ChainLimitError`. Why a limit: the nodes can grow exponentially with the enemy
 #: stones, and exact maximum capture needs every one of them; this bound keeps a search,
 #: answered or refused, under about 500 MB of peak memory (measured, bench/whistling_chains.py).
-MAX_BYTES = 300 * 2**20
+MAX_BYTES = 280 * 2**20
 #: The memo's own bound where the layered search cannot number the enemy stones (more than
 #: ``chain_layers.MAX_STONES``; no game reaches it, each side has 21 stones).
 MEMO_NODES = 200_000
@@ -145,7 +145,13 @@ class Chains:
         """Return the hops from a node of ``start``'s chains that still capture ``need`` stones
         in all (``need`` is the node's best count on a maximal chain)."""
         if self.layered:  # why not .get first: ordinary play never has a layered search
-            return self.layered[start].kids(cell, last, left)
+            try:
+                return self.layered[start].kids(cell, last, left)
+            except OverflowError:
+                raise ChainLimitError(
+                    f"listing the turns of this position needs more than {_size(MAX_BYTES)} "
+                    f"(its {self.count():,} turns of {self.n} captures are counted: "
+                    "boardzoo perft whistling 1); boardzoo refuses it to bound memory") from None
         memo = self.memos[start]
         out = []
         for d, dest, c in memo[cell, last, left][1]:
