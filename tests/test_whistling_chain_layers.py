@@ -157,12 +157,16 @@ def test_refusal_beyond_the_bound_is_one_line(monkeypatch, capsys):
 
 
 @pytest.mark.skipif(not os.environ.get("BOARDZOO_SLOW"), reason="~10-90 s; set BOARDZOO_SLOW=1")
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_twenty_scattered_stones_are_answered(seed):
     state = State.from_text(scattered(seed, 20))
     count = state.legal_count()  # no ChainLimitError
     assert count > 0 and state.max_capture() >= 1
     moves = state.iter_legal_moves()
+    if seed == 0:  # its hops of maximal chains would need more than the memory bound
+        with pytest.raises(chains.ChainLimitError, match=f"{count:,} turns"):
+            next(moves)
+        return
     first = [next(moves) for _ in range(min(count, 100))]
     assert all(t.count == state.max_capture() for t in first)
     assert all(state.is_legal(t) for t in first)
@@ -237,3 +241,12 @@ def test_past_the_bound_the_turns_are_counted_but_not_listed(monkeypatch, capsys
     assert main(["legal", "whistling", "--position", ISSUE]) == 2
     out, err = capsys.readouterr()
     assert not out and len(err.strip().splitlines()) == 1 and "listing the turns" in err
+
+
+def test_the_hops_of_maximal_chains_are_bounded_too(monkeypatch):
+    monkeypatch.setattr(chains, "MAX_BYTES", 3_000_000)  # the layers fit, their hops do not
+    state = State.from_text(ISSUE)
+    assert state.legal_count() == ISSUE_TURNS
+    assert all(search.listable for search in state.chains().layered.values())
+    with pytest.raises(chains.ChainLimitError, match="146,404 turns of 16 captures"):
+        next(state.iter_legal_moves())

@@ -149,6 +149,7 @@ class LayeredSearch:
         #: Whether the layers were kept, so that the hops of maximal chains can be listed
         #: (``kids``); past the memory bound they are dropped and only N and the count remain.
         self.listable = True
+        self.max_bytes = max_bytes
         #: The number of chain nodes found.
         self.nodes = 0
         self._good: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -273,12 +274,13 @@ class LayeredSearch:
 
     def _good_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return the hops between good nodes as sorted (parent key, child key, direction);
-        raise OverflowError when the layers were dropped."""
+        raise OverflowError when the layers were dropped or the hops need more than the
+        search's memory bound."""
         if not self.listable:
             raise OverflowError("the layers were dropped to bound memory")
         if self._good is None:
             good = {self.floor: self.layers[self.floor].astype(np.int64)}
-            edges = []
+            edges, held = [], 0
             for p in sorted(self.layers):
                 if p <= self.floor:
                     continue
@@ -298,6 +300,10 @@ class LayeredSearch:
                         edges.append((parent, child[ok], np.full(len(parent), d, np.int8),
                                       k[ok].astype(np.int8)))
                         found.append(parent)
+                        # 26 bytes an edge while found, about twice that while sorted (measured)
+                        held += 26 * len(parent)
+                        if self.nbytes() + 2 * held > self.max_bytes:
+                            raise OverflowError("listing the hops needs more memory")
                 good[p] = _distinct(np.sort(np.concatenate(found))) if found else _EMPTY
             if edges:
                 parent, child, d, k = (np.concatenate(x) for x in zip(*edges, strict=True))
@@ -311,7 +317,8 @@ class LayeredSearch:
     def kids(self, cell: int, last: int, left: int) -> list[tuple[int, int, int]]:
         """Return (direction, destination, captured cells) of each hop from the node that
         lies on a maximal chain, in :func:`.movegen.capture_hops` order; raise OverflowError
-        when the layers were dropped (``listable`` false)."""
+        when the layers were dropped (``listable`` false) or the hops need more memory than
+        the bound."""
         axis = 3 if last < 0 else last % 3
         got = self._kids.get((cell, axis, left))
         if got is not None:
