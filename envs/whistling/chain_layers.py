@@ -8,8 +8,9 @@ and one pass from the full layer down finds every node, N (the stones taken on t
 the lowest layer reached: every node on the way is a place a chain may pass) and, adding
 each node's number of paths into its children, the number of maximal turns. Nothing per
 node is a Python object: a node is one int64 key ``left << 11 | cell << 2 | axis`` (enemy
-stones numbered 0..m-1), a layer a sorted array of keys. Memory is 8 bytes per node kept
-(the keys, for the hops below) plus one layer's counts and children at a time.
+stones numbered 0..m-1), a layer a sorted array of keys. Memory is 4 bytes per node kept
+(the keys, for the hops below; 8 past 20 enemy stones) plus one layer's keys and counts and
+the children waiting for their layers, all held under a bound in bytes.
 
 The hops of maximal chains (``kids``: first hops, the env's continuations, the turn
 generators) need to know which children still reach the lowest layer: a second pass, from
@@ -29,7 +30,6 @@ from .hexgrid import BIT, NUM_CELLS, PROJ, RAYS, ZONES, cells_of
 MAX_STONES = 52
 _K = 21  # hop distances 0..20 per (cell, direction)
 _FLAT = NUM_CELLS * 6 * _K
-_WALL = np.int64(1) << 62  # "own stone or edge in the way" bit of the blocker table
 _CHUNK = 1 << 17  # nodes expanded at once (bounds the temporary arrays)
 _PACKED_STONES = 20  # most enemy stones whose keys (below 2**31) pack with a count
 _LOW = (1 << 32) - 1
@@ -111,16 +111,13 @@ class LayeredSearch:
         split = t["zone_split"]
         for j, c in enumerate(self.cells):
             zone[t["zone_hops"][split[c]:split[c + 1]]] |= 1 << j
-        stone = np.zeros(NUM_CELLS + 1, np.int64)  # the bit a stone on that cell blocks with
-        stone[self.cells] = [1 << j for j in range(m)]
-        stone[cells_of(self.rest)] = _WALL
-        stone[NUM_CELLS] = _WALL
-        # blocker[(c, d, k)]: the stones on the ray's cells 1..k (prefix union)
-        on_ray = stone[t["ray_cell"]].reshape(-1, _K)
-        on_ray[:, 0] = 0
-        blocker = np.bitwise_or.accumulate(on_ray, axis=1)
+        wall = np.zeros(NUM_CELLS + 1, bool)  # own stones and the edge (enemy stones: ``hit``)
+        wall[cells_of(self.rest)] = True
+        wall[NUM_CELLS] = True
+        on_ray = wall[t["ray_cell"]].reshape(-1, _K)
+        on_ray[:, 0] = False
         #: free0[(c, d)]: the cells free of own stones and the edge along the ray
-        self.free0 = ((blocker & _WALL) == 0).sum(1) - 1
+        self.free0 = (~np.logical_or.accumulate(on_ray, axis=1)).sum(1) - 1
         self.zone = zone
         proj = t["proj"][:, self.cells]  # (6, m)
         nbytes = (m + 7) // 8
@@ -211,7 +208,7 @@ class LayeredSearch:
         waiting = _Waiting(packed=narrow)
         root = np.array([self.root], np.int64)
         waiting.add(self.m, root, np.ones(1, np.int64))
-        floor, keys, counts, total, kept = self.m, root, np.ones(1, np.int64), 0, 0
+        floor, keys, counts, total = self.m, root, np.ones(1, np.int64), 0
         for p in range(self.m, -1, -1):
             if p not in waiting.buckets:
                 continue
@@ -220,7 +217,6 @@ class LayeredSearch:
             self.nodes += len(keys)
             if self.listable:
                 self.layers[p] = keys.astype(np.uint32) if narrow else keys
-                kept += self.layers[p].nbytes
             floor = p
             # exact counts: a count is at most the counts of all layers so far times the hops
             # per node (< 128), so int64 holds every count while that total is below 2**55
@@ -228,7 +224,7 @@ class LayeredSearch:
             if counts.dtype != object and total >= 1 << 55:
                 counts = counts.astype(object)
                 waiting.to_object()
-            busy = kept + 16 * len(keys)  # the kept layers, this layer's keys and counts
+            busy = self.nbytes() + 16 * len(keys)  # the kept layers, this layer's keys, counts
             for lo in range(0, len(keys), _CHUNK):
                 for groups in self._children(keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p):
                     for q, child, c in groups:
@@ -239,7 +235,7 @@ class LayeredSearch:
                         # the count go on); refuse only if that is not enough
                         waiting.shrink()
                         if busy + waiting.need() > max_bytes and self.listable:
-                            self.listable, busy, kept = False, busy - kept, 0
+                            self.listable, busy = False, busy - self.nbytes()
                             self.layers.clear()
                         if busy + waiting.need() > max_bytes:
                             raise OverflowError(busy + waiting.need())
@@ -280,7 +276,7 @@ class LayeredSearch:
             raise OverflowError("the layers were dropped to bound memory")
         if self._good is None:
             good = {self.floor: self.layers[self.floor].astype(np.int64)}
-            edges, held = [], 0
+            edges, held, budget = [], 0, self.max_bytes - self.nbytes()
             for p in sorted(self.layers):
                 if p <= self.floor:
                     continue
@@ -302,7 +298,7 @@ class LayeredSearch:
                         found.append(parent)
                         # 26 bytes an edge while found, about twice that while sorted (measured)
                         held += 26 * len(parent)
-                        if self.nbytes() + 2 * held > self.max_bytes:
+                        if 2 * held > budget:
                             raise OverflowError("listing the hops needs more memory")
                 good[p] = _distinct(np.sort(np.concatenate(found))) if found else _EMPTY
             if edges:
