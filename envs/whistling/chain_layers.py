@@ -63,6 +63,7 @@ def _static() -> dict[str, np.ndarray]:
     _TABLES["zone_split"] = np.searchsorted(cell[order], np.arange(NUM_CELLS + 1))
     _TABLES["ray_cell"] = ray_cell
     _TABLES["proj"] = np.array(PROJ, np.int64)
+    _TABLES["proj_flat"] = _TABLES["proj"].T.reshape(-1)  # [cell * 6 + direction]
     return _TABLES
 
 
@@ -167,7 +168,8 @@ class LayeredSearch:
 
     def _expand(self, keys: np.ndarray) -> list[tuple[np.ndarray, ...]]:
         """Return, per direction with hops, (parent index, child key, stones captured,
-        distance) of every capturing hop from the nodes ``keys`` (sorted).
+        direction, hop) of every capturing hop from the nodes ``keys`` (sorted); a hop is
+        ``(cell * 6 + direction) * _K + distance``, so its distance is ``hop % _K``.
 
         Per (node, direction): the longest hop (own stones, the edge, the closer rule and
         the nearest enemy stone on the ray) and the shortest one that captures (zones only
@@ -175,7 +177,7 @@ class LayeredSearch:
         distance between them is one hop.
         """
         t = _static()
-        zone, ray_cell, proj = self.zone, t["ray_cell"], t["proj"]
+        zone, ray_cell, proj = self.zone, t["ray_cell"], t["proj_flat"]
         left = keys >> 11
         cell6 = ((keys >> 2) & 511) * 6
         axis = keys & 3
@@ -188,11 +190,13 @@ class LayeredSearch:
         for a in range(3):
             turn = np.flatnonzero(axis != a)  # a chain hop changes axis (spec 6)
             for d in (a, a + 3):
-                i = turn[self.free0[cell6[turn] + d] >= 3]
-                c = cell6[i] + d
+                c = cell6[turn] + d
+                free = self.free0[c]
+                room = np.flatnonzero(free >= 3)
+                i, c, free = turn[room], c[room], free[room]
                 lft = left[i]
                 # the longest hop: own stones and the edge, the closer rule, enemy stones
-                k = np.minimum(self.free0[c], (tops[d][which[i]] - proj[d][c // 6] - 1) >> 1)
+                k = np.minimum(free, (tops[d][which[i]] - proj[c] - 1) >> 1)
                 at = c << 8
                 lo = self.enter[0][at | (lft & 255)]  # the shortest hop that captures
                 near = self.hit[0][at | (lft & 255)]
@@ -201,17 +205,19 @@ class LayeredSearch:
                     lo = np.minimum(lo, self.enter[b][byte])
                     near = np.minimum(near, self.hit[b][byte])
                 k = np.minimum(k, near - 1)
-                ok = lo <= k
-                if not ok.any():
+                ok = np.flatnonzero(lo <= k)
+                if not len(ok):
                     continue
-                i, k, lo, base = i[ok], k[ok], lo[ok].astype(np.int64) - 1, c[ok] * _K
-                reps = k - lo
+                i, lft, lo = i[ok], lft[ok], lo[ok].astype(np.int64) - 1
+                reps = k[ok] - lo
                 par = np.repeat(i, reps)
-                dist = np.arange(len(par)) - np.repeat(np.cumsum(reps) - reps - lo - 1, reps)
-                f = np.repeat(base, reps) + dist
-                cap = zone[f] & left[par]
-                child = ((left[par] & ~cap) << 11) | (ray_cell[f] << 2) | a
-                out.append((par, child, cap, d, dist))
+                # f: the hop of each distance lo + 1 .. k, as an index of the hop tables
+                f = np.arange(len(par)) + np.repeat(c[ok] * _K + lo + 1 - np.cumsum(reps) + reps,
+                                                    reps)
+                lp = np.repeat(lft, reps)
+                cap = zone[f] & lp
+                child = ((lp ^ cap) << 11) | (ray_cell[f] << 2) | a
+                out.append((par, child, cap, d, f))
         return out
 
     def _forward(self, max_bytes: int) -> None:
@@ -270,14 +276,11 @@ class LayeredSearch:
             q = p - _popcount(cap)
             self._lowest = lowest = min(self._lowest, int(q.min()))
             live = (q == lowest) | (self.reach[child & 2047] & (child >> 11) != 0)
-            if not live.all():
-                par, child, q = par[live], child[live], q[live]
-            c = counts[par]
-            one = q == p - 1  # most hops take one stone: split the rest by count
-            groups = [(p - 1, child[one], c[one])]
-            if not one.all():
-                rest = ~one
-                child, c, q = child[rest], c[rest], q[rest]
+            one = np.flatnonzero(live & (q == p - 1))  # most hops take one stone
+            groups = [(p - 1, child[one], counts[par[one]])]
+            rest = np.flatnonzero(live & (q < p - 1))
+            if len(rest):
+                child, c, q = child[rest], counts[par[rest]], q[rest]
                 groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
             yield [g for g in groups if len(g[1])]
 
@@ -303,7 +306,7 @@ class LayeredSearch:
                     continue
                 keys, found = self.layers[p].astype(np.int64), []
                 for lo in range(0, len(keys), _CHUNK):
-                    for par, child, cap, d, k in self._expand(keys[lo:lo + _CHUNK]):
+                    for par, child, cap, d, f in self._expand(keys[lo:lo + _CHUNK]):
                         q = p - _popcount(cap)
                         ok = np.zeros(len(child), bool)
                         for qq in set(q.tolist()):
@@ -315,7 +318,7 @@ class LayeredSearch:
                             ok[sel] = g[at] == child[sel]
                         parent = keys[lo:lo + _CHUNK][par[ok]]
                         edges.append((parent, child[ok], np.full(len(parent), d, np.int8),
-                                      k[ok].astype(np.int8)))
+                                      (f[ok] % _K).astype(np.int8)))
                         found.append(parent)
                         # 26 bytes an edge while found, about twice that while sorted (measured)
                         held += 26 * len(parent)
