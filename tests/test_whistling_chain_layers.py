@@ -267,12 +267,29 @@ def test_dead_ends_are_known_without_a_search_and_left_out(layered, monkeypatch)
     pruned = State.from_text(ISSUE).chains().layered
     children = chain_layers.LayeredSearch._children
 
-    def everything_in_reach(self, keys, counts, p):
+    def everything_in_reach(self, *args):
         self.reach[:] = -1
-        return children(self, keys, counts, p)
+        return children(self, *args)
 
     monkeypatch.setattr(chain_layers.LayeredSearch, "_children", everything_in_reach)
     state = State.from_text(ISSUE)
     assert (state.max_capture(), state.legal_count()) == (ISSUE_N, ISSUE_TURNS)
     full = state.chains().layered
     assert sum(s.nodes for s in full.values()) > 1.2 * sum(s.nodes for s in pruned.values())
+
+
+def _issue_answer() -> tuple[int, int]:
+    state = State.from_text(ISSUE)
+    return state.max_capture(), state.legal_count()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_chunks_expanded_by_threads_answer_alike_in_a_forked_process(layered, monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(chain_layers, "_CHUNK", 512)  # many chunks a layer: threads expand
+    assert _issue_answer() == (ISSUE_N, ISSUE_TURNS)
+    assert os.getpid() in chain_layers._POOL
+    # a worker forked after the threads started has none of them: it starts its own
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply_async(_issue_answer).get(timeout=120) == (ISSUE_N, ISSUE_TURNS)

@@ -20,7 +20,9 @@ sorted as :func:`.movegen.capture_hops` orders them (direction, then distance).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -40,6 +42,20 @@ _CACHE = 1 << 18  # most nodes whose hops ``kids`` keeps
 _POP8 = np.array([bin(i).count("1") for i in range(256)], np.int64)
 _EMPTY = np.zeros(0, np.int64)
 _TABLES: dict[str, np.ndarray] = {}
+#: Chunks of a layer expanded at once, each by its own thread (two: the merges between
+#: layers run on one, so more threads would gain little).
+_THREADS = 2
+_POOL: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Return this process's threads that expand chunks (started on first use; why per
+    process: a forked worker inherits the pool but not its threads)."""
+    pid = os.getpid()
+    if pid not in _POOL:
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(_THREADS, thread_name_prefix="chains")
+    return _POOL[pid]
 
 
 def _static() -> dict[str, np.ndarray]:
@@ -243,38 +259,57 @@ class LayeredSearch:
                 counts = counts.astype(object)
                 waiting.to_object()
             busy = self.nbytes() + 16 * len(keys)  # the kept layers, this layer's keys, counts
-            for lo in range(0, len(keys), _CHUNK):
-                for groups in self._children(keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p):
-                    for q, child, c in groups:
-                        waiting.add(q, child, c)
+            for groups in self._layer_children(keys, counts, p):
+                for q, child, c in groups:
+                    waiting.add(q, child, c)
+                if busy + waiting.need() > max_bytes:
+                    # over the bound: merge the waiting children (duplicates go); then drop
+                    # the kept layers (they serve only to list the turns: N and the count go
+                    # on); refuse only if that is not enough
+                    waiting.shrink()
+                    if busy + waiting.need() > max_bytes and self.listable:
+                        self.listable, busy = False, busy - self.nbytes()
+                        self.layers.clear()
                     if busy + waiting.need() > max_bytes:
-                        # over the bound: merge the waiting children (duplicates go); then
-                        # drop the kept layers (they serve only to list the turns: N and
-                        # the count go on); refuse only if that is not enough
-                        waiting.shrink()
-                        if busy + waiting.need() > max_bytes and self.listable:
-                            self.listable, busy = False, busy - self.nbytes()
-                            self.layers.clear()
-                        if busy + waiting.need() > max_bytes:
-                            raise OverflowError(busy + waiting.need())
+                        raise OverflowError(busy + waiting.need())
         self.floor = floor
         #: The most stones this stone's chains capture.
         self.best = self.m - floor
         #: The number of chains that capture ``best`` stones.
         self.count = int(counts.sum()) if floor < self.m else 0
 
-    def _children(self, keys: np.ndarray, counts: np.ndarray,
-                  p: int) -> Iterator[list[tuple[int, np.ndarray, np.ndarray]]]:
-        """Yield, per direction, the children of the nodes ``keys`` of layer ``p`` with their
-        parents' counts, as (layer, child keys, counts) groups.
+    def _layer_children(self, keys: np.ndarray, counts: np.ndarray,
+                        p: int) -> Iterator[list[tuple[int, np.ndarray, np.ndarray]]]:
+        """Yield the children of layer ``p`` (:meth:`_children`), its chunks expanded by
+        ``_THREADS`` threads at once (why threads: NumPy lets go of the GIL in its loops, and
+        a search this large is seconds of work; each round of chunks starts from the same
+        lowest layer, so the nodes kept do not depend on the threads' timing)."""
+        starts = range(0, len(keys), _CHUNK)
+        pool = _pool() if len(starts) > 1 else None
+        for first in range(0, len(starts), _THREADS):
+            lowest = self._lowest
+            jobs = [(keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p, lowest)
+                    for lo in starts[first:first + _THREADS]]
+            done = pool.map(lambda job: self._children(*job), jobs) if pool \
+                else map(lambda job: self._children(*job), jobs)
+            for groups, low in done:
+                self._lowest = min(self._lowest, low)
+                yield from groups
+
+    def _children(self, keys: np.ndarray, counts: np.ndarray, p: int,
+                  lowest: int) -> tuple[list[list[tuple[int, np.ndarray, np.ndarray]]], int]:
+        """Return, per direction, the children of the nodes ``keys`` of layer ``p`` with
+        their parents' counts, as (layer, child keys, counts) groups, and the lowest layer
+        reached (``lowest`` before them).
 
         Dead ends (children without a capturing hop, known from ``reach``) are left out
         unless they lie in the lowest layer reached so far (why: only the lowest layer's
         nodes end maximal chains, and a dead end in a higher layer is on none; about 40% of
         the nodes of 20 scattered stones are such dead ends)."""
+        out = []
         for par, child, cap, _, _ in self._expand(keys):
             q = p - _popcount(cap)
-            self._lowest = lowest = min(self._lowest, int(q.min()))
+            lowest = min(lowest, int(q.min()))
             live = (q == lowest) | (self.reach[child & 2047] & (child >> 11) != 0)
             one = np.flatnonzero(live & (q == p - 1))  # most hops take one stone
             groups = [(p - 1, child[one], counts[par[one]])]
@@ -282,7 +317,8 @@ class LayeredSearch:
             if len(rest):
                 child, c, q = child[rest], counts[par[rest]], q[rest]
                 groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
-            yield [g for g in groups if len(g[1])]
+            out.append([g for g in groups if len(g[1])])
+        return out, lowest
 
     def nbytes(self) -> int:
         """Return the bytes the kept layers hold."""
