@@ -6,9 +6,11 @@ axis ban the same next hops (spec 6), so they share a node. Every hop captures, 
 children have fewer stones left: the nodes fall into layers by the number of stones left,
 and one pass from the full layer down finds every node, N (the stones taken on the way to
 the lowest layer reached: every node on the way is a place a chain may pass) and, adding
-each node's number of paths into its children, the number of maximal turns. Nothing per
-node is a Python object: a node is one int64 key ``left << 11 | cell << 2 | axis`` (enemy
-stones numbered 0..m-1), a layer a sorted array of keys. Memory is 4 bytes per node kept
+each node's number of paths into its children, the number of maximal turns. A child with
+no enemy stone left in reach of any hop (``reach``) is a dead end: it is left out unless it
+lies in the lowest layer reached so far. Nothing per node is a Python object: a node is
+one int64 key ``left << 11 | cell << 2 | axis`` (enemy stones numbered 0..m-1), a layer a
+sorted array of keys, expanded in chunks by two threads. Memory is 4 bytes per node kept
 (the keys, for the hops below; 8 past 20 enemy stones) plus one layer's keys and counts and
 the children waiting for their layers, all held under a bound in bytes.
 
