@@ -34,7 +34,7 @@ from .hexgrid import BIT, NUM_CELLS, PROJ, RAYS, ZONES, cells_of
 MAX_STONES = 52
 _K = 21  # hop distances 0..20 per (cell, direction)
 _FLAT = NUM_CELLS * 6 * _K
-_CHUNK = 1 << 17  # nodes expanded at once (bounds the temporary arrays)
+_CHUNK = 1 << 16  # nodes expanded at once (bounds the temporary arrays)
 _PACKED_STONES = 20  # most enemy stones whose keys (below 2**31) pack with a count
 _LOW = (1 << 32) - 1
 _FAR = 99  # "no such stone" in the per-byte distance tables (hops are at most 20 cells)
