@@ -4,6 +4,7 @@ the CLI, and the refusal kept as a last resort."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -287,9 +288,12 @@ def _issue_answer() -> tuple[int, int]:
 def test_chunks_expanded_by_threads_answer_alike_in_a_forked_process(layered, monkeypatch):
     import multiprocessing
 
+    whole = list(itertools.islice(State.from_text(ISSUE).iter_legal_move_strs(), 3000))
     monkeypatch.setattr(chain_layers, "_CHUNK", 512)  # many chunks a layer: threads expand
     assert _issue_answer() == (ISSUE_N, ISSUE_TURNS)
     assert os.getpid() in chain_layers._POOL
+    # the listing pass too: the same turns in the same order
+    assert list(itertools.islice(State.from_text(ISSUE).iter_legal_move_strs(), 3000)) == whole
     # a worker forked after the threads started has none of them: it starts its own
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply_async(_issue_answer).get(timeout=120) == (ISSUE_N, ISSUE_TURNS)

@@ -343,25 +343,20 @@ class LayeredSearch:
                 if p <= self.floor:
                     continue
                 keys, found = self.layers[p].astype(np.int64), []
-                for lo in range(0, len(keys), _CHUNK):
-                    for par, child, cap, d, f in self._expand(keys[lo:lo + _CHUNK]):
-                        q = p - _popcount(cap)
-                        ok = np.zeros(len(child), bool)
-                        for qq in set(q.tolist()):
-                            g = good.get(qq)
-                            if g is None or not len(g):
-                                continue
-                            sel = np.flatnonzero(q == qq)
-                            at = np.minimum(np.searchsorted(g, child[sel]), len(g) - 1)
-                            ok[sel] = g[at] == child[sel]
-                        parent = keys[lo:lo + _CHUNK][par[ok]]
-                        edges.append((parent, child[ok], np.full(len(parent), d, np.int8),
-                                      (f[ok] % _K).astype(np.int8)))
-                        found.append(parent)
-                        # 26 bytes an edge while found, about twice that while sorted (measured)
-                        held += 26 * len(parent)
-                        if 2 * held > budget:
-                            raise OverflowError("listing the hops needs more memory")
+                chunks = [keys[lo:lo + _CHUNK] for lo in range(0, len(keys), _CHUNK)]
+                pool = _pool() if len(chunks) > 1 else None
+                for first in range(0, len(chunks), _THREADS):  # as _layer_children
+                    jobs = [(chunk, p, good) for chunk in chunks[first:first + _THREADS]]
+                    for hops in (pool.map if pool else map)(lambda job: self._good_hops(*job),
+                                                             jobs):
+                        for hop in hops:
+                            edges.append(hop)
+                            found.append(hop[0])
+                            # 26 bytes an edge while found, about twice that while sorted
+                            # (measured)
+                            held += 26 * len(hop[0])
+                            if 2 * held > budget:
+                                raise OverflowError("listing the hops needs more memory")
                 good[p] = _distinct(np.sort(np.concatenate(found))) if found else _EMPTY
             if edges:
                 parent, child, d, k = (np.concatenate(x) for x in zip(*edges, strict=True))
@@ -371,6 +366,27 @@ class LayeredSearch:
                 empty = np.zeros(0, np.int64)
                 self._good = empty, empty, empty
         return self._good
+
+    def _good_hops(self, keys: np.ndarray, p: int,
+                   good: dict[int, np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+        """Return, per direction, (parent key, child key, direction, distance) of the hops
+        from the nodes ``keys`` of layer ``p`` into good nodes (``good``: per lower layer,
+        its good nodes' sorted keys)."""
+        out = []
+        for par, child, cap, d, f in self._expand(keys):
+            q = p - _popcount(cap)
+            ok = np.zeros(len(child), bool)
+            for qq in set(q.tolist()):
+                g = good.get(qq)
+                if g is None or not len(g):
+                    continue
+                sel = np.flatnonzero(q == qq)
+                at = np.minimum(np.searchsorted(g, child[sel]), len(g) - 1)
+                ok[sel] = g[at] == child[sel]
+            parent = keys[par[ok]]
+            out.append((parent, child[ok], np.full(len(parent), d, np.int8),
+                        (f[ok] % _K).astype(np.int8)))
+        return out
 
     def kids(self, cell: int, last: int, left: int) -> list[tuple[int, int, int]]:
         """Return (direction, destination, captured cells) of each hop from the node that
