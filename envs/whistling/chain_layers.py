@@ -60,6 +60,12 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL[pid]
 
 
+def _run(fn, jobs: list) -> Iterator:
+    """Return ``fn(job)`` for each of ``jobs`` in order: on this process's threads when
+    there is more than one job."""
+    return _pool().map(fn, jobs) if len(jobs) > 1 else map(fn, jobs)
+
+
 def _static() -> dict[str, np.ndarray]:
     """Return the position-independent tables, built on first use (why: most processes
     never meet a position that needs this search)."""
@@ -182,7 +188,7 @@ class LayeredSearch:
         self.nodes = 0
         self._good: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._kids: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
-        self._forward(max_bytes)
+        self._forward()
 
     def _expand(self, keys: np.ndarray) -> list[tuple[np.ndarray, ...]]:
         """Return, per direction with hops, (parent index, child key, stones captured,
@@ -238,8 +244,9 @@ class LayeredSearch:
                 out.append((par, child, cap, d, f))
         return out
 
-    def _forward(self, max_bytes: int) -> None:
+    def _forward(self) -> None:
         """Find every node layer by layer, N and the number of maximal chains."""
+        max_bytes = self.max_bytes
         narrow = self.m <= _PACKED_STONES  # keys below 2**31: kept layers in 4 bytes a node
         waiting = _Waiting(packed=narrow)
         root = np.array([self.root], np.int64)
@@ -287,14 +294,11 @@ class LayeredSearch:
         a search this large is seconds of work; each round of chunks starts from the same
         lowest layer, so the nodes kept do not depend on the threads' timing)."""
         starts = range(0, len(keys), _CHUNK)
-        pool = _pool() if len(starts) > 1 else None
         for first in range(0, len(starts), _THREADS):
             lowest = self._lowest
             jobs = [(keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p, lowest)
                     for lo in starts[first:first + _THREADS]]
-            done = pool.map(lambda job: self._children(*job), jobs) if pool \
-                else map(lambda job: self._children(*job), jobs)
-            for groups, low in done:
+            for groups, low in _run(lambda job: self._children(*job), jobs):
                 self._lowest = min(self._lowest, low)
                 yield from groups
 
@@ -344,11 +348,9 @@ class LayeredSearch:
                     continue
                 keys, found = self.layers[p].astype(np.int64), []
                 chunks = [keys[lo:lo + _CHUNK] for lo in range(0, len(keys), _CHUNK)]
-                pool = _pool() if len(chunks) > 1 else None
                 for first in range(0, len(chunks), _THREADS):  # as _layer_children
                     jobs = [(chunk, p, good) for chunk in chunks[first:first + _THREADS]]
-                    for hops in (pool.map if pool else map)(lambda job: self._good_hops(*job),
-                                                             jobs):
+                    for hops in _run(lambda job: self._good_hops(*job), jobs):
                         for hop in hops:
                             edges.append(hop)
                             found.append(hop[0])
