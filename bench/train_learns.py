@@ -15,7 +15,8 @@ swapped; games end by the rules only unless ``--max-moves``):
 * the raw policy (``sims=0``: the most likely legal action, no search) against
   each ``--raw-vs`` opponent (default ``random``);
 * the network with ``--sims`` simulations per action (Gumbel root candidates:
-  ``--m``, default the network's ``play.gumbel_m``) against each
+  ``--m``, default the network's ``play.gumbel_m``; forced actions below the root played
+  through or searched: ``--forced``, default the network's ``play.skip_forced``) against each
   ``--opponents`` spec (default ``mcts:100``, ``greedy``, ``alphabeta:2``).
 
 The games run through the arena (:func:`boardzoo.agents.arena.run_games`) in
@@ -167,7 +168,8 @@ def play_matches(game: str, checkpoint: str,
     the searching network."""
     opts = f",sims={args.sims}" + (f",m={args.m}" if args.m else "") + (
         f",root={args.root}" if args.root else "") + (
-        f",ptemp={args.ptemp:g}" if args.ptemp else "")
+        f",ptemp={args.ptemp:g}" if args.ptemp else "") + (
+        f",forced={args.forced}" if args.forced else "")
     searched = f"checkpoint:{checkpoint}{opts}"
     raw = f"checkpoint:{checkpoint},sims=0"
     matches = [(f"raw_vs_{o}", raw, o) for o in args.raw_vs] + [
@@ -227,6 +229,9 @@ def main() -> int:
     ap.add_argument("--ptemp", type=float, default=0.0,
                     help="policy softmax temperature of the search (default: the network's "
                          "play.policy_temperature)")
+    ap.add_argument("--forced", choices=["skip", "search"],
+                    help="forced actions below the root: played through (skip) or searched "
+                         "(default: the network's play.skip_forced)")
     ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
                     help="comma-separated specs the searching network plays")
     ap.add_argument("--raw-vs", default="random",
@@ -266,11 +271,14 @@ def main() -> int:
     game = data["game"]
     if args.game and args.game != game:
         ap.error(f"{path} is a {game} network, not {args.game}")
-    play = play_search(from_saved(data["config"]))
+    cfg = from_saved(data["config"])
+    play = play_search(cfg)
     result: dict = {"game": game, "checkpoint": str(path), "games_per_match": args.games,
                     "opening_moves": args.opening, "max_moves": args.max_moves,
                     "workers": args.workers, "sims": args.sims,
-                    "root": args.root or play.root, "m": args.m or play.gumbel_m}
+                    "root": args.root or play.root, "m": args.m or play.gumbel_m,
+                    "skip_forced": cfg.play.skip_forced if args.forced is None
+                    else args.forced == "skip"}
     if run is not None:
         result["training"] = curve(run)
     c0, t0 = cpu_seconds(), time.perf_counter()

@@ -13,7 +13,9 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   (default: the network's ``mcts.play_root``, else the root it was trained with),
   ``m=N`` Gumbel root candidates (default: the network's ``mcts.play_gumbel_m``, or its ``gumbel_m``
   when that is 0; ignored by ``puct``), ``ptemp=T`` the search's policy softmax temperature
-  (default: the network's ``mcts.play_policy_temperature``, 1 unless its config sets it).
+  (default: the network's ``mcts.play_policy_temperature``, 1 unless its config sets it),
+  ``forced=skip|search``: whether the search plays forced actions below the root through
+  without a simulation (default: the network's ``play.skip_forced``).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
 A position with a single legal action is played without the network.
@@ -112,7 +114,8 @@ class NetAgent(ActionAgent):
             logits, _ = self.evaluate([state])
             return int(legal[int(np.argmax(logits[0][legal]))])
         search = run_search(game, self.evaluate, state, self.search_cfg, self.rng,
-                            self.simulations, add_noise=False, deadline=self.move_deadline)
+                            self.simulations, add_noise=False, deadline=self.move_deadline,
+                            skip_forced=self.cfg.play.skip_forced)
         return int(search.root.actions[search.choose(0.0)])
 
 
@@ -121,15 +124,16 @@ def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     if not arg:
         raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
                                 "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N "
-                                ",ptemp=T)")
+                                ",ptemp=T ,forced=skip|search)")
     first, *rest = arg.split(",")
     opts = {}
     for part in rest:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
-        if not eq or key not in ("sims", "root", "m", "ptemp"):
+        if not eq or key not in ("sims", "root", "m", "ptemp", "forced"):
             raise UnknownAgentError(f"agent checkpoint: unknown option {echo(part.strip())}; "
-                                    f"use sims=N, root=puct|gumbel, m=N or ptemp=T")
+                                    f"use sims=N, root=puct|gumbel, m=N, ptemp=T or "
+                                    f"forced=skip|search")
         opts[key] = value.strip()
     return first.strip(), opts
 
@@ -150,7 +154,8 @@ def _number(opts: dict[str, str], key: str, convert: Callable[[str], Any],
 
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
-    """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]`` for ``game``."""
+    """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]
+    [,forced=skip|search]`` for ``game``."""
     where, opts = _parse(arg)
     path = Path(where)
     if where in GAMES and not path.is_file():
@@ -164,7 +169,12 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     m = _number(opts, "m", int, lambda v: v >= 1, "a whole number >= 1")
     ptemp = _number(opts, "ptemp", float, lambda v: 0 < v < math.inf, "a number > 0")
     net, cfg, _ = load_net(path, game)
-    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": opts.get("root")}
+    forced = opts.get("forced")
+    if forced is not None and forced not in ("skip", "search"):
+        raise UnknownAgentError(f"agent checkpoint: forced must be skip or search, "
+                                f"got {echo(forced)}")
+    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": opts.get("root"),
+            "skip_forced": None if forced is None else forced == "skip"}
     if play["root"] is not None and play["root"] not in ("puct", "gumbel"):
         raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "
                                 f"got {echo(play['root'])}")

@@ -101,6 +101,11 @@ class PlayConfig:
     #: it widens a policy that self-play made too sure of itself (as Leela Chess Zero plays
     #: with about 1.6); self-play and training never use it.
     policy_temperature: float = 1.0
+    #: Below the root, a position with one legal action (a hop a Whistling chain must make)
+    #: is played through when its edge is first taken: no simulation or network evaluation
+    #: is spent on it, and the network only values positions with a choice, the kind
+    #: self-play trains it on (forced positions are never examples). Self-play searches them.
+    skip_forced: bool = False
 
 
 @dataclass

@@ -68,7 +68,8 @@ class Search:
     """One search tree over ``game`` from ``root_state``."""
 
     def __init__(self, game, cfg: MCTSConfig, rng: np.random.Generator, root: Node | Any,
-                 add_noise: bool = True, simulations: int | None = None) -> None:
+                 add_noise: bool = True, simulations: int | None = None,
+                 skip_forced: bool = False) -> None:
         self.game = game
         self.cfg = cfg
         self.rng = rng
@@ -82,6 +83,19 @@ class Search:
         self._plan: list[int] = []  # gumbel: root edge indices still to visit this phase
         self._cands: np.ndarray | None = None
         self._g: np.ndarray | None = None
+        #: Play forced actions below the root through (``play.skip_forced``).
+        self.skip_forced = skip_forced
+
+    def _through_forced(self, state: Any) -> Any:
+        """Return ``state`` after the actions it forces (positions with one legal action,
+        e.g. a hop a Whistling chain must make), played in turn until a choice or the end."""
+        game = self.game
+        while not game.is_terminal(state):
+            legal = game.legal_actions(state)
+            if len(legal) != 1:
+                return state
+            state, _ = game.apply_action(state, int(legal[0]))
+        return state
 
     # -- driving -------------------------------------------------------------------------
     def finished(self) -> bool:
@@ -97,6 +111,8 @@ class Search:
             child = node.children[i]
             if child is None:
                 state, _ = self.game.apply_action(node.state, int(node.actions[i]))
+                if self.skip_forced:  # no simulation is spent on forced actions
+                    state = self._through_forced(state)
                 child = Node(self.game, state)
                 node.children[i] = child
             path.append((node, i))
@@ -268,10 +284,13 @@ class Search:
 
 
 def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Generator,
-               simulations: int, add_noise: bool = False, deadline: float | None = None) -> Search:
+               simulations: int, add_noise: bool = False, deadline: float | None = None,
+               skip_forced: bool = False) -> Search:
     """Run one search with ``net_eval(list of states) -> (logits (B, A), values (B,))``; stop
-    early, after at least one simulation, once time.perf_counter() passes ``deadline``."""
-    search = Search(game, cfg, rng, state_or_node, add_noise=add_noise, simulations=simulations)
+    early, after at least one simulation, once time.perf_counter() passes ``deadline``;
+    ``skip_forced``: play forced actions below the root through."""
+    search = Search(game, cfg, rng, state_or_node, add_noise=add_noise, simulations=simulations,
+                    skip_forced=skip_forced)
     search.prepare_root()
     while not search.finished():
         if deadline is not None and search.done and time.perf_counter() >= deadline:
