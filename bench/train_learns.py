@@ -21,9 +21,9 @@ swapped; games end by the rules only unless ``--max-moves``):
 
 The games run through the arena (:func:`boardzoo.agents.arena.run_games`) in
 ``--workers`` processes, one torch thread each. The last line printed is one
-JSON object: per opponent the W-D-L, score and mean plies (``matches``, and
-``scores`` for short), the CPU minutes of all games (this process and its
-workers), and for a run its training budget and learning curve.
+JSON object: per opponent the W-D-L, score (``score_ci95``: its 95% interval's half-width)
+and mean plies (``matches``, and ``scores`` for short), the CPU minutes of all games (this
+process and its workers), and for a run its training budget and learning curve.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import resource
 import sys
@@ -153,8 +154,13 @@ def tally(records: list[dict], net: str, opening: int = 0) -> dict:
             if k >= opening:  # whole-turn moves alternate: ply k is players[k % 2]'s
                 seconds["net" if k % 2 == seat else "opponent"].append(spent)
     n = max(len(records), 1)
+    score = (w + d / 2) / n
+    # the score's 95% interval half-width (normal approximation over the games' scores):
+    # with 40 games it is about +-0.15, so a difference of a few wins is noise
+    spread = math.sqrt(max((w + d / 4) / n - score * score, 0.0) / n)
     out = {"games": len(records), "wins": w, "draws": d, "losses": l_,
-           "wdl": f"{w}-{d}-{l_}", "score": round((w + d / 2) / n, 3),
+           "wdl": f"{w}-{d}-{l_}", "score": round(score, 3),
+           "score_ci95": round(1.96 * spread, 3),
            "plies": round(plies / n, 1), "stopped_by_max_moves": capped}
     for side, values in seconds.items():
         out[f"{side}_s_per_move"] = round(sum(values) / max(len(values), 1), 4)

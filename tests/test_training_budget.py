@@ -321,3 +321,20 @@ def test_train_learns_bench_prints_its_figures_last(tmp_path):
         assert m["opponent_s_per_move"] <= m["opponent_max_s_per_move"]
     assert result["scores"]["greedy"] == result["matches"]["greedy"]["score"]
     assert result["cpu_seconds"] > 0 and result["net_spec"].endswith(",sims=3")
+
+
+def test_train_learns_tally_gives_the_score_and_its_interval():
+    """2 wins, 1 draw, 1 loss: score 0.625; the games' scores 1, 1, 0.5, 0 have variance
+    0.171875, so the 95% half-width is 1.96 x sqrt(0.171875 / 4) = 0.406 (by hand)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_learns",
+                                                  REPO / "bench" / "train_learns.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    records = [{"players": ["n", "o"], "scores": s, "plies": 10, "termination": "rules"}
+               for s in ([1.0, 0.0], [1.0, 0.0], [0.5, 0.5], [0.0, 1.0])]
+    out = bench.tally(records, "n")
+    assert out["wdl"] == "2-1-1" and out["score"] == 0.625
+    assert out["score_ci95"] == 0.406
+    assert bench.tally(records[:2], "n")["score_ci95"] == 0.0  # every game won: no spread
