@@ -138,7 +138,7 @@ def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     return first.strip(), opts
 
 
-def _number(opts: dict[str, str], key: str, convert: Callable[[str], Any],
+def _option(opts: dict[str, str], key: str, convert: Callable[[str], Any],
             ok: Callable[[Any], bool], want: str) -> Any:
     """Return option ``key`` converted and checked (None when absent); UnknownAgentError
     naming what it must be otherwise."""
@@ -164,20 +164,15 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
             raise CheckpointError(f"no network is shipped for {where!r} yet; train one with "
                                   f"`boardzoo train --config configs/{where}.yaml` and use "
                                   f"checkpoint:runs/{where}/best.pt")
-    sims = _number(opts, "sims", int, lambda v: v >= 0, "a whole number >= 0")
+    sims = _option(opts, "sims", int, lambda v: v >= 0, "a whole number >= 0")
     sims = DEFAULT_SIMS if sims is None else sims
-    m = _number(opts, "m", int, lambda v: v >= 1, "a whole number >= 1")
-    ptemp = _number(opts, "ptemp", float, lambda v: 0 < v < math.inf, "a number > 0")
+    m = _option(opts, "m", int, lambda v: v >= 1, "a whole number >= 1")
+    ptemp = _option(opts, "ptemp", float, lambda v: 0 < v < math.inf, "a number > 0")
     net, cfg, _ = load_net(path, game)
-    forced = opts.get("forced")
-    if forced is not None and forced not in ("skip", "search"):
-        raise UnknownAgentError(f"agent checkpoint: forced must be skip or search, "
-                                f"got {echo(forced)}")
-    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": opts.get("root"),
+    forced = _option(opts, "forced", str, lambda v: v in ("skip", "search"), "skip or search")
+    root = _option(opts, "root", str, lambda v: v in ("puct", "gumbel"), "puct or gumbel")
+    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": root,
             "skip_forced": None if forced is None else forced == "skip"}
-    if play["root"] is not None and play["root"] not in ("puct", "gumbel"):
-        raise UnknownAgentError(f"agent checkpoint: root must be puct or gumbel, "
-                                f"got {echo(play['root'])}")
     cfg = dataclasses.replace(cfg, play=dataclasses.replace(
         cfg.play, **{k: v for k, v in play.items() if v is not None}))
     return NetAgent(game, net, cfg, sims, seed)
