@@ -22,6 +22,7 @@ sorted as :func:`.movegen.capture_hops` orders them (direction, then distance).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -60,10 +61,16 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL[pid]
 
 
-def _run(fn, jobs: list) -> Iterator:
-    """Return ``fn(job)`` for each of ``jobs`` in order: on this process's threads when
-    there is more than one job."""
-    return _pool().map(fn, jobs) if len(jobs) > 1 else map(fn, jobs)
+def _in_rounds(fn, jobs: Iterator[tuple]) -> Iterator:
+    """Yield ``fn(*job)`` for each of ``jobs`` in order, ``_THREADS`` at a time on this
+    process's threads (a round of one: on this thread). A round's jobs are taken from
+    ``jobs`` when it starts, after the caller has had every result of the round before
+    (why rounds: only ``_THREADS`` chunks' results are held at once)."""
+    while jobs_now := list(itertools.islice(jobs, _THREADS)):
+        if len(jobs_now) == 1:
+            yield fn(*jobs_now[0])
+        else:
+            yield from _pool().map(lambda job: fn(*job), jobs_now)
 
 
 def _static() -> dict[str, np.ndarray]:
@@ -293,14 +300,12 @@ class LayeredSearch:
         ``_THREADS`` threads at once (why threads: NumPy lets go of the GIL in its loops, and
         a search this large is seconds of work; each round of chunks starts from the same
         lowest layer, so the nodes kept do not depend on the threads' timing)."""
-        starts = range(0, len(keys), _CHUNK)
-        for first in range(0, len(starts), _THREADS):
-            lowest = self._lowest
-            jobs = [(keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p, lowest)
-                    for lo in starts[first:first + _THREADS]]
-            for groups, low in _run(lambda job: self._children(*job), jobs):
-                self._lowest = min(self._lowest, low)
-                yield from groups
+        # a generator: each chunk's lowest layer is read when its round starts
+        jobs = ((keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p, self._lowest)
+                for lo in range(0, len(keys), _CHUNK))
+        for groups, low in _in_rounds(self._children, jobs):
+            self._lowest = min(self._lowest, low)
+            yield from groups
 
     def _children(self, keys: np.ndarray, counts: np.ndarray, p: int,
                   lowest: int) -> tuple[list[list[tuple[int, np.ndarray, np.ndarray]]], int]:
@@ -347,18 +352,15 @@ class LayeredSearch:
                 if p <= self.floor:
                     continue
                 keys, found = self.layers[p].astype(np.int64), []
-                chunks = [keys[lo:lo + _CHUNK] for lo in range(0, len(keys), _CHUNK)]
-                for first in range(0, len(chunks), _THREADS):  # as _layer_children
-                    jobs = [(chunk, p, good) for chunk in chunks[first:first + _THREADS]]
-                    for hops in _run(lambda job: self._good_hops(*job), jobs):
-                        for hop in hops:
-                            edges.append(hop)
-                            found.append(hop[0])
-                            # 26 bytes an edge while found, about twice that while sorted
-                            # (measured)
-                            held += 26 * len(hop[0])
-                            if 2 * held > budget:
-                                raise OverflowError("listing the hops needs more memory")
+                jobs = ((keys[lo:lo + _CHUNK], p, good) for lo in range(0, len(keys), _CHUNK))
+                for hops in _in_rounds(self._good_hops, jobs):  # as _layer_children
+                    for hop in hops:
+                        edges.append(hop)
+                        found.append(hop[0])
+                        # 26 bytes an edge while found, about twice that while sorted (measured)
+                        held += 26 * len(hop[0])
+                        if 2 * held > budget:
+                            raise OverflowError("listing the hops needs more memory")
                 good[p] = _distinct(np.sort(np.concatenate(found))) if found else _EMPTY
             if edges:
                 parent, child, d, k = (np.concatenate(x) for x in zip(*edges, strict=True))
