@@ -144,7 +144,12 @@ def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAUL
 
 def _exit_on_sigterm() -> None:
     """In a worker: turn SIGTERM (Pool.terminate, after a Ctrl-C) into SystemExit, so that the
-    worker's clean-up runs and ends any outside engine it started."""
+    worker's clean-up runs and ends any outside engine it started.
+
+    Ctrl-C itself is ignored here: the terminal sends it to the workers too, and a worker that
+    died of it mid-task made the pool start a replacement while the arena was shutting down
+    (a rare hang of Pool.terminate); the arena ends its workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_once)
 
 
