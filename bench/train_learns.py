@@ -175,7 +175,8 @@ def play_matches(game: str, checkpoint: str,
     opts = f",sims={args.sims}" + (f",m={args.m}" if args.m else "") + (
         f",root={args.root}" if args.root else "") + (
         f",ptemp={args.ptemp:g}" if args.ptemp else "") + (
-        f",forced={args.forced}" if args.forced else "")
+        f",forced={args.forced}" if args.forced else "") + (
+        f",win1={args.win1}" if args.win1 else "")
     searched = f"checkpoint:{checkpoint}{opts}"
     raw = f"checkpoint:{checkpoint},sims=0"
     matches = [(f"raw_vs_{o}", raw, o) for o in args.raw_vs] + [
@@ -238,6 +239,9 @@ def main() -> int:
     ap.add_argument("--forced", choices=["skip", "search"],
                     help="forced actions below the root: played through (skip) or searched "
                          "(default: the network's play.skip_forced)")
+    ap.add_argument("--win1", choices=["on", "off"],
+                    help="look for wins in one in the search (default: the network's "
+                         "play.win_in_one; Ultima's checkmates in one)")
     ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
                     help="comma-separated specs the searching network plays")
     ap.add_argument("--raw-vs", default="random",
@@ -284,7 +288,9 @@ def main() -> int:
                     "workers": args.workers, "sims": args.sims,
                     "root": args.root or play.root, "m": args.m or play.gumbel_m,
                     "skip_forced": cfg.play.skip_forced if args.forced is None
-                    else args.forced == "skip"}
+                    else args.forced == "skip",
+                    "win_in_one": cfg.play.win_in_one if args.win1 is None
+                    else args.win1 == "on"}
     if run is not None:
         result["training"] = curve(run)
     c0, t0 = cpu_seconds(), time.perf_counter()

@@ -15,7 +15,9 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   when that is 0; ignored by ``puct``), ``ptemp=T`` the search's policy softmax temperature
   (default: the network's ``mcts.play_policy_temperature``, 1 unless its config sets it),
   ``forced=skip|search``: whether the search plays forced actions below the root through
-  without a simulation (default: the network's ``play.skip_forced``).
+  without a simulation (default: the network's ``play.skip_forced``), ``win1=on|off``:
+  whether the search looks for wins in one (default: the network's ``play.win_in_one``;
+  Ultima's checkmates in one, other games have no such check).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
 A position with a single legal action is played without the network.
@@ -40,8 +42,9 @@ import torch
 
 from boardzoo.agents.base import UnknownAgentError
 from boardzoo.agents.policy import ActionAgent
+from boardzoo.envs.core.actions import MoveActions
 from boardzoo.envs.core.game import echo
-from boardzoo.envs.core.registry import GAMES, action_game
+from boardzoo.envs.core.registry import GAMES, action_game, get_spec
 
 from .checkpoint import CheckpointError, load
 from .config import Config, ConfigError, from_saved, play_search
@@ -99,6 +102,8 @@ class NetAgent(ActionAgent):
         # Play-time only: self-play builds its own evaluator without the temperature.
         self.evaluate = NetEvaluator(net, self.game, cfg.play.policy_temperature)
         self.counters = {"actions": 0, "evaluations": 0}
+        #: The game's winning-move check when the network plays with ``play.win_in_one``.
+        self.winning_action = winning_action(game) if cfg.play.win_in_one else None
 
     def stats(self) -> dict[str, float]:
         return {**self.counters, "evaluations": self.evaluate.positions}
@@ -113,27 +118,40 @@ class NetAgent(ActionAgent):
         if self.simulations <= 0:
             logits, _ = self.evaluate([state])
             return int(legal[int(np.argmax(logits[0][legal]))])
+        if self.winning_action is not None:
+            win = self.winning_action(state)
+            if win is not None:  # a win at once needs no search
+                return int(win)
         search = run_search(game, self.evaluate, state, self.search_cfg, self.rng,
                             self.simulations, add_noise=False, deadline=self.move_deadline,
-                            skip_forced=self.cfg.play.skip_forced)
+                            skip_forced=self.cfg.play.skip_forced,
+                            winning_action=self.winning_action)
         return int(search.root.actions[search.choose(0.0)])
 
+
+def winning_action(game: str) -> Callable[[Any], int | None] | None:
+    """Return ``game``'s check for an action that wins at once (its descriptor's
+    ``winning_move``, where an action is a whole move), or None where it has none."""
+    spec = get_spec(game)
+    if spec.winning_move is None or not isinstance(spec.actions, MoveActions):
+        return None
+    return spec.winning_move
 
 
 def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     if not arg:
         raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
                                 "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N "
-                                ",ptemp=T ,forced=skip|search)")
+                                ",ptemp=T ,forced=skip|search ,win1=on|off)")
     first, *rest = arg.split(",")
     opts = {}
     for part in rest:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
-        if not eq or key not in ("sims", "root", "m", "ptemp", "forced"):
+        if not eq or key not in ("sims", "root", "m", "ptemp", "forced", "win1"):
             raise UnknownAgentError(f"agent checkpoint: unknown option {echo(part.strip())}; "
-                                    f"use sims=N, root=puct|gumbel, m=N, ptemp=T or "
-                                    f"forced=skip|search")
+                                    f"use sims=N, root=puct|gumbel, m=N, ptemp=T, "
+                                    f"forced=skip|search or win1=on|off")
         opts[key] = value.strip()
     return first.strip(), opts
 
@@ -155,7 +173,7 @@ def _option(opts: dict[str, str], key: str, convert: Callable[[str], Any],
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]
-    [,forced=skip|search]`` for ``game``."""
+    [,forced=skip|search][,win1=on|off]`` for ``game``."""
     where, opts = _parse(arg)
     path = Path(where)
     if where in GAMES and not path.is_file():
@@ -171,8 +189,10 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     net, cfg, _ = load_net(path, game)
     forced = _option(opts, "forced", str, lambda v: v in ("skip", "search"), "skip or search")
     root = _option(opts, "root", str, lambda v: v in ("puct", "gumbel"), "puct or gumbel")
+    win1 = _option(opts, "win1", str, lambda v: v in ("on", "off"), "on or off")
     play = {"gumbel_m": m, "policy_temperature": ptemp, "root": root,
-            "skip_forced": None if forced is None else forced == "skip"}
+            "skip_forced": None if forced is None else forced == "skip",
+            "win_in_one": None if win1 is None else win1 == "on"}
     cfg = dataclasses.replace(cfg, play=dataclasses.replace(
         cfg.play, **{k: v for k, v in play.items() if v is not None}))
     return NetAgent(game, net, cfg, sims, seed)

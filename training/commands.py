@@ -69,7 +69,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 #: Config keys ``boardzoo export --set`` may change: how the search plays, never the weights'
 #: shapes or what training did.
-EXPORT_KEYS = ("play.root", "play.gumbel_m", "play.policy_temperature", "play.skip_forced")
+EXPORT_KEYS = ("play.root", "play.gumbel_m", "play.policy_temperature", "play.skip_forced",
+               "play.win_in_one")
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from boardzoo.envs.core.game import UnknownGameError
+from boardzoo.envs.core.registry import get_spec
+
 from .config_schema import Config
 
 #: Old key -> its new name (same meaning).
@@ -75,6 +78,14 @@ def migrate_saved(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _without_win_check(game: str) -> bool:
+    """Return True when ``game`` is a known game without a win-in-one check."""
+    try:
+        return get_spec(game).winning_move is None
+    except UnknownGameError:
+        return False  # an unknown game is reported by the config's own check
+
+
 def no_effect(cfg: Config) -> dict[str, str]:
     """Return ``{key: why}`` for every key that has no effect under ``cfg``'s settings."""
     roots = {cfg.mcts.root, cfg.play.root or cfg.mcts.root}
@@ -111,6 +122,9 @@ def no_effect(cfg: Config) -> dict[str, str]:
     if cfg.selfplay.full_search_prob >= 1:
         none("selfplay.fast_simulations", "playout-cap randomisation only, and "
              "selfplay.full_search_prob is 1 (every move gets the full search)")
+    if _without_win_check(cfg.game):
+        none("play.win_in_one", f"games with a win-in-one check only (Ultima); {cfg.game} "
+             "has none")
     if not cfg.eval.vs_best:
         none("eval.promote_threshold", "the gate against the best network only, and "
              "eval.vs_best is false")

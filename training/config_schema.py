@@ -106,6 +106,11 @@ class PlayConfig:
     #: is spent on it, and the network only values positions with a choice, the kind
     #: self-play trains it on (forced positions are never examples). Self-play searches them.
     skip_forced: bool = False
+    #: Below the root, a position whose player can win at once (the game's
+    #: ``winning_move``: Ultima's checkmates in one) is valued as won without the network,
+    #: and the root plays such a move: a search never misses a mate in one, nor walks into
+    #: one it has looked at. Refused for games without the check (LOA, Whistling).
+    win_in_one: bool = False
 
 
 @dataclass

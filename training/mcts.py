@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,8 @@ class Search:
 
     def __init__(self, game, cfg: MCTSConfig, rng: np.random.Generator, root: Node | Any,
                  add_noise: bool = True, simulations: int | None = None,
-                 skip_forced: bool = False) -> None:
+                 skip_forced: bool = False,
+                 winning_action: Callable[[Any], int | None] | None = None) -> None:
         self.game = game
         self.cfg = cfg
         self.rng = rng
@@ -85,6 +87,8 @@ class Search:
         self._g: np.ndarray | None = None
         #: Play forced actions below the root through (``play.skip_forced``).
         self.skip_forced = skip_forced
+        #: ``play.win_in_one``: finds an action that wins at once (None: no such check).
+        self.winning_action = winning_action
 
     def _through_forced(self, state: Any) -> Any:
         """Return ``state`` after the actions it forces (positions with one legal action,
@@ -96,6 +100,13 @@ class Search:
                 return state
             state, _ = game.apply_action(state, int(legal[0]))
         return state
+
+    def _mark_won(self, node: Node) -> None:
+        """Make ``node`` a won end for its player when that player can win at once: the
+        search then values it exactly, without the network, as it values a finished game."""
+        if not node.terminal and self.winning_action(node.state) is not None:
+            node.terminal = True
+            node.returns = (1.0, -1.0) if node.player == 0 else (-1.0, 1.0)
 
     # -- driving -------------------------------------------------------------------------
     def finished(self) -> bool:
@@ -114,6 +125,8 @@ class Search:
                 if self.skip_forced:  # no simulation is spent on forced actions
                     state = self._through_forced(state)
                 child = Node(self.game, state)
+                if self.winning_action is not None:
+                    self._mark_won(child)
                 node.children[i] = child
             path.append((node, i))
             node = child
@@ -285,12 +298,14 @@ class Search:
 
 def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Generator,
                simulations: int, add_noise: bool = False, deadline: float | None = None,
-               skip_forced: bool = False) -> Search:
+               skip_forced: bool = False,
+               winning_action: Callable[[Any], int | None] | None = None) -> Search:
     """Run one search with ``net_eval(list of states) -> (logits (B, A), values (B,))``; stop
     early, after at least one simulation, once time.perf_counter() passes ``deadline``;
-    ``skip_forced``: play forced actions below the root through."""
+    ``skip_forced``: play forced actions below the root through; ``winning_action``: value
+    positions below the root whose player can win at once as won (``play.win_in_one``)."""
     search = Search(game, cfg, rng, state_or_node, add_noise=add_noise, simulations=simulations,
-                    skip_forced=skip_forced)
+                    skip_forced=skip_forced, winning_action=winning_action)
     search.prepare_root()
     while not search.finished():
         if deadline is not None and search.done and time.perf_counter() >= deadline:

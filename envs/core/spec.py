@@ -17,7 +17,7 @@ import numpy as np
 
 from .actions import ActionGame
 from .draw import PictureCells
-from .game import GameState, UnknownGameError
+from .game import GameState, Move, UnknownGameError
 from .layout import ActionLayout, InternalGrid, PairLayout
 from .symmetry import Symmetry, identity
 
@@ -65,6 +65,10 @@ class GameSpec:
     eval_scale: float = 1.0
     #: Static score of the legal actions of an action state (None: the game has none).
     action_prior: ActionPrior | None = None
+    #: ``winning_move(state)``: a legal move that wins at once, or None (None: the game has no
+    #: such check). Network searches with ``play.win_in_one`` value a position where one
+    #: exists as won without asking the network, and play it at the root.
+    winning_move: Callable[[GameState], Move | None] | None = None
     #: MCTS playout length cap (short where an evaluation scores the cut-off).
     playout_cap: int = DEFAULT_PLAYOUT_CAP
     #: Board symmetries for training augmentation, identity first (computed on first use).

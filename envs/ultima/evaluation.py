@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.game import GameState
-from .movegen import pseudo_moves
+from .board import KING
+from .check import attacked
+from .movegen import make_move, pseudo_moves
 
 # Pawn = 1. The immobilizer paralyses whole regions; the queen-movers are worth a few pawns.
 # Index = piece kind: -, K, P, L, C, W, I, O (the king is never captured: checkmate decides).
@@ -55,3 +57,25 @@ def capture_values(state: GameState) -> tuple[np.ndarray, np.ndarray]:
             moves.append(move)
             values.append(sum(VALUES[board[c] & 7] for c in caps))
     return np.asarray(moves, dtype=np.int64), np.asarray(values, dtype=np.float32)
+
+
+def winning_move(state: GameState) -> int | None:
+    """Return a legal move that wins at once (the opponent is left without a legal move), or
+    None.
+
+    Only checking moves are tried: a move that does not attack the enemy king could win
+    only by stalemate (every enemy piece frozen or blocked), which this does not look for.
+    """
+    if state.is_terminal():
+        return None
+    board = state.board  # type: ignore[attr-defined]
+    me = _COLOURS[state.to_move]
+    king = board.find((me ^ 8) | KING)
+    for move in state.legal_moves():
+        caps = state.captures(move)  # type: ignore[attr-defined]
+        # the enemy king stays where it is: moves that leave the own king attacked are
+        # illegal, so no legal position has a king that can be taken
+        if attacked(make_move(board, move, caps), king, me) and \
+                state.apply(move).winner() == state.to_move:
+            return move
+    return None

@@ -10,7 +10,7 @@ from ..core.registry import register_game
 from ..core.spec import GameSpec
 from .actions import UltimaActions
 from .board_view import board_view
-from .evaluation import capture_values, ultima_eval
+from .evaluation import capture_values, ultima_eval, winning_move
 from .layout import NUM_KINDS, NUM_SQUARES, action_cells, action_kinds, move_cells
 from .render import render_rgb
 from .rules import PLY_CAP, State
@@ -31,6 +31,7 @@ SPEC = register_game(GameSpec(
     eval_scale=3.0,
     # Ultima's action is its rules move, so the action state is the rules state.
     action_prior=capture_values,
+    winning_move=winning_move,  # a checkmate in one
     playout_cap=8,
     # No symmetries: the only candidate is the left-right mirror, and Abbott's array is not
     # mirror-symmetric (I/O and K/W trade places).
