@@ -107,6 +107,15 @@ class AlphaBetaAgent(Agent):
         self.counters["moves"] += 1
         return best
 
+    def search_value(self, state: GameState) -> float:
+        """Return the value of ``state`` for its side to move, searched to the agent's depth
+        (evaluation units; a won or lost end is about plus or minus :data:`WIN`)."""
+        self.killers.clear()
+        self._timed = False
+        if len(self.tt) > self.tt_size:
+            self.tt.clear()
+        return self._negamax(state, self.depth, -2 * WIN, 2 * WIN, 0)
+
     def _root(self, state: GameState, moves: list[Move], depth: int) -> tuple[float, Move]:
         """Search every root move to ``depth``; return the best value and move."""
         alpha, beta = -2 * WIN, 2 * WIN

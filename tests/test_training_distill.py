@@ -66,7 +66,7 @@ def test_whistling_hop_scores_are_the_best_turn_that_starts_with_the_hop():
         assert dict(zip(actions.tolist(), scores.tolist(), strict=True)) == pytest.approx(best)
 
 
-@pytest.mark.parametrize("value", ["eval", "outcome"])
+@pytest.mark.parametrize("value", ["eval", "search", "outcome"])
 def test_teacher_positions_have_legal_policies_and_their_value_targets(value):
     cfg = load_config(TINY, ULTIMA)
     data = teacher_positions(cfg, 10, seed=3, value_target=value)
@@ -164,3 +164,59 @@ def test_distill_entry_point_writes_a_playable_model(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     net, cfg, data = load_net(out, "whistling")
     assert cfg.model.internal_grid and "distilled from 3" in data["note"]
+
+
+def test_alphabeta_search_value_sees_a_mate_in_one_at_depth_one():
+    """Black mates with c1-b1 (the spec's worked checkmate, section 11): a one-turn search
+    values the position as won for Black, the static evaluation does not."""
+    from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent
+    from boardzoo.envs.ultima.rules import State
+
+    state = State.from_text("7k/8/8/8/8/7P/1i6/K1w5 b 0 1")
+    assert AlphaBetaAgent("ultima", depth=1, seed=0).search_value(state) >= WIN - 2
+    assert abs(get_evaluator("ultima")(state)) < 20
+
+
+def test_search_value_targets_and_kept_policy():
+    """value_target search: each target is tanh(depth-1 alpha-beta value / scale) of the
+    position for its player to act, and some differ from the evaluation's; policy_net: each
+    policy target is that network's own softmax over the legal actions."""
+    from boardzoo.agents.alphabeta import AlphaBetaAgent
+
+    cfg = load_config(TINY, ULTIMA + ["selfplay.max_moves=40"])
+    net = distill(cfg, teacher_positions(cfg, 8, seed=1), 2)[0]
+    data = teacher_positions(cfg, 30, seed=4, value_target="search", policy_net=net)
+    game, scale = action_game("ultima"), 3.0
+    logits = NetEvaluator(net, game)(data.states)[0]
+    searcher = AlphaBetaAgent("ultima", depth=1, seed=0)
+    differs = 0
+    for k, state in enumerate(data.states):
+        v = searcher.search_value(state)  # Ultima: the action state is the rules state
+        assert data.values[k] == pytest.approx(np.tanh(np.clip(v, -WIN_SCORE, WIN_SCORE) / scale),
+                                               abs=1e-6)
+        differs += abs(data.values[k] - np.tanh(data.priors[k])) > 0.02
+        z = logits[k][data.actions[k]].astype(np.float64)
+        assert data.probs[k] == pytest.approx(np.exp(z - z.max()) / np.exp(z - z.max()).sum(),
+                                              abs=1e-5)
+    assert differs > 0
+
+
+def test_start_net_lets_model_value_change_and_nothing_else(tmp_path):
+    """--init-from in distill: a static-value model file starts a prior-value network with
+    the same weights; a model file of another architecture is refused in one line."""
+    from boardzoo.training.distill import start_net
+
+    static = load_config(TINY, ULTIMA[:-1] + ["model.value=static", "model.policy_prior=2"])
+    path = tmp_path / "static.pt"
+    torch.manual_seed(0)
+    save_model(static, distill(static, teacher_positions(static, 4, seed=1), 1)[0], path)
+    learns = load_config(TINY, ULTIMA[:-1] + ["model.value=prior", "model.policy_prior=2"])
+    net = start_net(learns, path)
+    saved = torch.load(path, weights_only=True)["model"]
+    assert all(torch.equal(v, net.state_dict()[k]) for k, v in saved.items())
+    with pytest.raises(CheckpointError, match="another model"):
+        start_net(load_config(TINY, [*ULTIMA, "model.policy_prior=2", "model.bilinear_dim=8"]),
+                  path)
+    with pytest.raises(SystemExit) as exc:
+        main(["--config", TINY, "--keep-policy", "--out", str(tmp_path / "x.pt")])
+    assert exc.value.code == 2

@@ -18,9 +18,13 @@
    or after ``selfplay.max_moves`` actions. Each position is kept with
    probability ``keep`` (below 1: more, less correlated games per position).
 2. **Targets**: policy = softmax(score / ``temperature``) over the legal
-   actions; value = tanh(evaluation / scale) of the position for the player to
-   act (``value_target="eval"``) or the game's result (``"outcome"``, a capped
-   game scored by the evaluation as ``selfplay.adjudicate`` does).
+   actions, or the starting network's own policy (``policy_net``: only the value
+   changes); value = tanh(evaluation / scale) of the position for the player to
+   act (``value_target="eval"``), tanh(alpha-beta value / scale) of a search
+   ``search_depth`` turns deep with that evaluation (``"search"``: the value a
+   deeper look gives, which a search over the network then gets at every leaf), or
+   the game's result (``"outcome"``, a capped game scored by the evaluation as
+   ``selfplay.adjudicate`` does).
 3. **Training** (:func:`distill`): AdamW steps of the trainer's loss
    (:func:`boardzoo.training.trainer.compute_loss`) on the config's network,
    batch size, learning rate and symmetry augmentation.
@@ -31,6 +35,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -42,17 +47,20 @@ from typing import Any
 import numpy as np
 import torch
 
+from boardzoo.agents.alphabeta import AlphaBetaAgent
 from boardzoo.agents.evaluation import get_evaluator
 from boardzoo.envs.core.registry import action_game, get_spec
 
 from .buffer import ReplayBuffer
-from .checkpoint import model_file, save_atomic
-from .config import Config, ConfigError, load_config
+from .checkpoint import CheckpointError, load, model_file, save_atomic
+from .config import Config, ConfigError, from_saved, load_config, model_differences
 from .network import build_net
 from .prior import action_prior, static_prior
-from .selfplay import adjudicate, selfplay_seed
+from .selfplay import NetEvaluator, adjudicate, selfplay_seed
 from .trainer import compute_loss
 
+#: Value targets: the evaluation, a search's value, the game's result.
+VALUE_TARGETS = ("eval", "search", "outcome")
 #: Teacher score of a won position (a lost one scores minus this), in evaluation units.
 WIN_SCORE = 100.0
 
@@ -67,6 +75,8 @@ class TeacherData:
     priors: list[float] = field(default_factory=list)
     #: Action prior of the legal actions (``model.policy_prior`` configs only, else empty).
     action_priors: list[np.ndarray] = field(default_factory=list)
+    #: The positions' action states.
+    states: list[Any] = field(default_factory=list)
     games: int = 0
 
     def __len__(self) -> int:
@@ -109,15 +119,20 @@ def teacher_policy(scores: np.ndarray, temperature: float) -> np.ndarray:
 
 def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: float = 0.25,
                       epsilon: float = 0.1, opening: int = 4, value_target: str = "eval",
-                      keep: float = 1.0) -> TeacherData:
+                      keep: float = 1.0, search_depth: int = 1,
+                      policy_net: torch.nn.Module | None = None) -> TeacherData:
     """Play seeded teacher games of ``cfg.game`` until ``positions`` positions are collected."""
 
-    if value_target not in ("eval", "outcome"):
-        raise ValueError(f"value_target must be eval or outcome, got {value_target!r}")
+    if value_target not in VALUE_TARGETS:
+        raise ValueError(f"value_target must be one of {', '.join(VALUE_TARGETS)}, got "
+                         f"{value_target!r}")
     if not 0 < keep <= 1:
         raise ValueError(f"keep must be in (0, 1], got {keep!r}")
     game = action_game(cfg.game)
     evaluate = get_evaluator(cfg.game)
+    scale = get_spec(cfg.game).eval_scale
+    searcher = AlphaBetaAgent(cfg.game, depth=search_depth, seed=seed)
+    own = NetEvaluator(policy_net, game) if policy_net is not None else None
     data = TeacherData()
     while len(data) < positions:
         rng = np.random.default_rng(selfplay_seed(seed, 0, data.games))
@@ -133,10 +148,22 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
             if keep >= 1 or rng.random() < keep:
                 player = game.to_move(state)
                 prior = float(static_prior(cfg.game, game, [state])[0])
+                data.states.append(state)
                 data.obs.append(game.observation(state, player))
                 data.actions.append(actions.astype(np.int32))
-                data.probs.append(policy.astype(np.float32))
-                data.values.append(math.tanh(prior))
+                if own is not None:
+                    logits = own([state])[0][0][actions].astype(np.float64)
+                    target = np.exp(logits - logits.max())
+                    data.probs.append((target / target.sum()).astype(np.float32))
+                else:
+                    data.probs.append(policy.astype(np.float32))
+                if value_target == "search":
+                    g = game.game_state(state)
+                    v = searcher.search_value(g)
+                    v = v if g.to_move == player else -v
+                    data.values.append(math.tanh(max(-WIN_SCORE, min(WIN_SCORE, v)) / scale))
+                else:
+                    data.values.append(math.tanh(prior))
                 data.priors.append(prior)
                 if cfg.model.policy_prior:
                     data.action_priors.append(action_prior(cfg.game, state, actions))
@@ -193,6 +220,28 @@ def distill(cfg: Config, data: TeacherData, steps: int, seed: int = 0,
     return net, last
 
 
+def start_net(cfg: Config, path: str | Path) -> torch.nn.Module:
+    """Return ``cfg``'s network with the weights of model file ``path``, whose model may
+    differ from ``cfg.model`` in ``value`` only (e.g. a ``static`` value, whose head was
+    never trained, becoming a ``prior`` one that learns); CheckpointError otherwise."""
+    data = load(path)
+    if data["game"] != cfg.game:
+        raise CheckpointError(f"--init-from {str(path)!r} is a network for {data['game']}, "
+                              f"not {cfg.game}")
+    try:
+        saved = from_saved(data["config"]).model
+    except ConfigError as exc:
+        raise CheckpointError(f"--init-from {str(path)!r} has an invalid config: {exc}") \
+            from None
+    if dataclasses.replace(saved, value=cfg.model.value) != cfg.model:
+        raise CheckpointError(f"--init-from {str(path)!r} has another model: "
+                              f"{model_differences(saved, cfg.model)} (file -> config)")
+    net = build_net(cfg, action_game(cfg.game))
+    net.load_state_dict(data["model"])
+    net.eval()
+    return net
+
+
 def save_model(cfg: Config, net: torch.nn.Module, path: str | Path, note: str = "") -> None:
     """Write ``net`` as a model file that ``train --init-from`` and ``checkpoint:PATH`` load."""
 
@@ -217,22 +266,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--opening", type=int, default=4, help="random actions at each start")
     ap.add_argument("--keep", type=float, default=1.0,
                     help="probability of keeping each position (below 1: more games)")
-    ap.add_argument("--value", choices=("eval", "outcome"), default="eval",
-                    help="value target: tanh(evaluation / scale) or the game's result")
+    ap.add_argument("--value", choices=VALUE_TARGETS, default="eval",
+                    help="value target: tanh(evaluation / scale), tanh(alpha-beta value / "
+                    "scale) of a --depth search, or the game's result")
+    ap.add_argument("--depth", type=int, default=1,
+                    help="search depth in turns of --value search (default 1)")
+    ap.add_argument("--init-from", metavar="MODEL",
+                    help="start from this model file's weights (its model may differ from "
+                    "the config's in model.value only)")
+    ap.add_argument("--keep-policy", action="store_true",
+                    help="policy targets = the starting network's own policy (with "
+                    "--init-from: only the value is taught)")
     ap.add_argument("--out", required=True, help="model file to write")
     args = ap.parse_args(argv)
+    if not 1 <= args.depth <= 8:
+        ap.error(f"--depth must be 1 to 8, got {args.depth}")
+    if args.keep_policy and not args.init_from:
+        ap.error("--keep-policy needs --init-from (the network whose policy is kept)")
     try:
         cfg = load_config(args.config, args.set)
-    except ConfigError as exc:
+        start = start_net(cfg, args.init_from) if args.init_from else None
+    except (ConfigError, CheckpointError) as exc:
         print(f"distill: error: {exc}", file=sys.stderr)
         return 2
     if cfg.threads > 0:
         torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
     data = teacher_positions(cfg, args.positions, args.seed, args.temperature, args.epsilon,
-                             args.opening, args.value, args.keep)
+                             args.opening, args.value, args.keep, args.depth,
+                             start if args.keep_policy else None)
     t1 = time.perf_counter()
-    net, losses = distill(cfg, data, args.steps, args.seed)
+    net, losses = distill(cfg, data, args.steps, args.seed, net=start)
     save_model(cfg, net, args.out, f"distilled from {len(data)} teacher positions "
                                    f"({data.games} games, seed {args.seed}), {args.steps} steps")
     print(f"{len(data)} positions from {data.games} games in {t1 - t0:.0f} s, {args.steps} "
