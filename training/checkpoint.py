@@ -20,6 +20,7 @@ or the new file, never half of one.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from pathlib import Path
@@ -106,10 +107,13 @@ def model_file(game: str, cfg_dict: dict[str, Any], obs_shape: tuple[int, ...],
             "model": {k: v.detach().clone() for k, v in state_dict.items()}, "note": note}
 
 
-def load_initial_weights(net: torch.nn.Module, cfg: Any, path: str | Path) -> None:
+def load_initial_weights(net: torch.nn.Module, cfg: Any, path: str | Path,
+                         any_value: bool = False) -> None:
     """Load the weights of the model file ``path`` into ``net`` (``boardzoo train
     --init-from``); CheckpointError if they do not fit (another game, another model config,
-    other shapes)."""
+    other shapes). ``any_value``: the file's model may differ in ``model.value`` (the kinds
+    share their weights' shapes: a ``static`` value's head, never trained, can start a
+    ``prior`` one that learns)."""
     data = load(path)
     if data["game"] != cfg.game:
         raise CheckpointError(f"--init-from {str(path)!r} is a network for {data['game']}, "
@@ -119,6 +123,8 @@ def load_initial_weights(net: torch.nn.Module, cfg: Any, path: str | Path) -> No
     except ConfigError as exc:
         raise CheckpointError(f"--init-from {str(path)!r} has an invalid config: {exc}") \
             from None
+    if any_value:
+        saved = dataclasses.replace(saved, value=cfg.model.value)
     if saved != cfg.model:
         raise CheckpointError(f"--init-from {str(path)!r} has another model: "
                               f"{model_differences(saved, cfg.model)} (file -> config)")

@@ -35,7 +35,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import sys
 import time
@@ -52,8 +51,8 @@ from boardzoo.agents.evaluation import get_evaluator
 from boardzoo.envs.core.registry import action_game, get_spec
 
 from .buffer import ReplayBuffer
-from .checkpoint import CheckpointError, load, model_file, save_atomic
-from .config import Config, ConfigError, from_saved, load_config, model_differences
+from .checkpoint import CheckpointError, load_initial_weights, model_file, save_atomic
+from .config import Config, ConfigError, load_config
 from .network import build_net
 from .prior import action_prior, static_prior
 from .selfplay import NetEvaluator, adjudicate, selfplay_seed
@@ -224,20 +223,8 @@ def start_net(cfg: Config, path: str | Path) -> torch.nn.Module:
     """Return ``cfg``'s network with the weights of model file ``path``, whose model may
     differ from ``cfg.model`` in ``value`` only (e.g. a ``static`` value, whose head was
     never trained, becoming a ``prior`` one that learns); CheckpointError otherwise."""
-    data = load(path)
-    if data["game"] != cfg.game:
-        raise CheckpointError(f"--init-from {str(path)!r} is a network for {data['game']}, "
-                              f"not {cfg.game}")
-    try:
-        saved = from_saved(data["config"]).model
-    except ConfigError as exc:
-        raise CheckpointError(f"--init-from {str(path)!r} has an invalid config: {exc}") \
-            from None
-    if dataclasses.replace(saved, value=cfg.model.value) != cfg.model:
-        raise CheckpointError(f"--init-from {str(path)!r} has another model: "
-                              f"{model_differences(saved, cfg.model)} (file -> config)")
     net = build_net(cfg, action_game(cfg.game))
-    net.load_state_dict(data["model"])
+    load_initial_weights(net, cfg, path, any_value=True)
     net.eval()
     return net
 
