@@ -17,7 +17,6 @@ import json
 import multiprocessing
 import os
 import signal
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -34,6 +33,7 @@ from boardzoo.envs.core.registry import state_class
 from .base import INTERACTIVE_KINDS, canonical_spec, check_spec, make_agent
 from .distributed import check_backend, ray_games
 from .engine import attach_log
+from .engine_io import kill_all
 from .movetime import limit_agents
 from .play import play_from
 from .threads import one_torch_thread
@@ -143,22 +143,26 @@ def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAUL
 
 
 def _exit_on_sigterm() -> None:
-    """In a worker: turn SIGTERM (Pool.terminate, after a Ctrl-C) into SystemExit, so that the
-    worker's clean-up runs and ends any outside engine it started.
+    """In a worker: on SIGTERM (Pool.terminate, after a Ctrl-C) kill the outside engines it
+    started and exit at once.
 
-    Ctrl-C itself is ignored here: the terminal sends it to the workers too, and a worker that
-    died of it mid-task made the pool start a replacement while the arena was shutting down
-    (a rare hang of Pool.terminate); the arena ends its workers itself."""
+    Ctrl-C itself is ignored here: the terminal sends it to the workers too, and a worker
+    that died of it mid-task made the pool start a replacement while the arena was shutting
+    down; the arena ends its workers itself."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_once)
+    signal.signal(signal.SIGTERM, _exit_now)
 
 
-def _exit_once(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
-    """Raise SystemExit for the first SIGTERM; a second one (Pool.terminate signals again
-    while the worker is already exiting) ends the process at once, without a Python
-    traceback from inside its exit handlers."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    sys.exit(128 + signum)
+def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
+    """Kill this worker's engines and end the process without unwinding its stack.
+
+    Raising SystemExit here instead (so that clean-up code ends the engines) could be lost:
+    a signal that arrived while an engine was being started landed in an at-fork hook, which
+    printed "Exception ignored" and went on, and Pool.terminate then waited for that worker
+    forever (seen in test_ctrl_c_and_resume_leave_no_engine_behind). An engine forked but
+    not yet recorded dies with this process (PR_SET_PDEATHSIG, Linux)."""
+    kill_all()
+    os._exit(128 + signum)
 
 
 def _play_task(task: tuple[GameRef, Pairing, int, int, Path | None]) -> dict:

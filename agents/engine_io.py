@@ -47,6 +47,15 @@ def _libc_prctl():  # noqa: ANN202 - a ctypes function or None
 
 
 _PRCTL = _libc_prctl()
+#: Engines this process started and has not ended yet (:func:`kill_all`).
+_LIVE: set[subprocess.Popen] = set()
+
+
+def kill_all() -> None:
+    """Kill every engine this process started and has not ended (each whole process group),
+    at once: for a process about to exit without running its clean-up."""
+    for proc in list(_LIVE):
+        _signal_group(proc.pid, signal.SIGKILL)
 
 
 def _pdeathsig() -> None:
@@ -68,6 +77,7 @@ class EngineProcess:
         finally:
             if log is not None:
                 log.close()  # the child has its own copy of the descriptor
+        _LIVE.add(self.proc)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self._in, False)
@@ -181,3 +191,4 @@ def _end(proc: subprocess.Popen) -> None:
         proc.wait(5)
     except subprocess.TimeoutExpired:
         pass
+    _LIVE.discard(proc)

@@ -289,3 +289,50 @@ def test_ctrl_c_and_resume_leave_no_engine_behind(tmp_path: Path, marker: str,
     assert done.returncode == 0, done.stderr
     games = read_games(out / GAMES_FILE)
     assert len(games) == 2 and all("forfeit" not in g for g in games)
+
+
+WORKER_THAT_SWALLOWS = """
+import sys, time
+from boardzoo.agents.arena import _exit_on_sigterm
+from boardzoo.agents.engine_io import EngineProcess
+_exit_on_sigterm()
+engine = EngineProcess(["sleep", "120"])  # an engine that never answers
+print(engine.pid, flush=True)
+while True:  # code that ignores every exception, as an at-fork hook does
+    try:
+        time.sleep(60)
+    except BaseException:
+        pass
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_arena_worker_ends_on_sigterm_even_inside_code_that_ignores_exceptions():
+    """Pool.terminate's SIGTERM ends an arena worker and kills its engine wherever it lands.
+
+    A handler that raised SystemExit was lost when the signal came during code that ignores
+    exceptions (an at-fork hook while an engine started): the worker ran on and the arena
+    waited for it forever."""
+    proc = subprocess.Popen([sys.executable, "-c", WORKER_THAT_SWALLOWS], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        engine = int(proc.stdout.readline())
+        time.sleep(0.2)  # inside the loop
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+        deadline = time.monotonic() + 10
+        while _alive(engine) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(engine)
+    finally:
+        proc.kill()
+        proc.wait()
