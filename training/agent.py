@@ -20,7 +20,8 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   Ultima's checkmates in one, other games have no such check).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
-A position with a single legal action is played without the network.
+A position with a single legal action is played without the network, and so is a win at
+once found by ``win1=on``.
 
 The agent works on whole-turn moves (the GameState protocol): it converts the
 state to the game's action state and acts until the turn is complete (one
