@@ -85,9 +85,7 @@ class AlphaBetaAgent(Agent):
         self._timed = bool(seconds)
         self._deadline = start + seconds if seconds else float("inf")
         max_depth = MAX_DEPTH if seconds and not self.depth_given else self.depth
-        self.killers.clear()
-        if len(self.tt) > self.tt_size:  # keep memory bounded across a long game
-            self.tt.clear()
+        self._new_search()
         moves = list(state.legal_moves())
         self.rng.shuffle(moves)
         best, done = moves[0], 0
@@ -110,11 +108,16 @@ class AlphaBetaAgent(Agent):
     def search_value(self, state: GameState) -> float:
         """Return the value of ``state`` for its side to move, searched to the agent's depth
         (evaluation units; a won or lost end is about plus or minus :data:`WIN`)."""
-        self.killers.clear()
         self._timed = False
+        self._new_search()
+        return self._negamax(state, self.depth, -2 * WIN, 2 * WIN, 0)
+
+    def _new_search(self) -> None:
+        """Forget the last search's killer moves; keep the table's memory bounded across a
+        long game."""
+        self.killers.clear()
         if len(self.tt) > self.tt_size:
             self.tt.clear()
-        return self._negamax(state, self.depth, -2 * WIN, 2 * WIN, 0)
 
     def _root(self, state: GameState, moves: list[Move], depth: int) -> tuple[float, Move]:
         """Search every root move to ``depth``; return the best value and move."""
