@@ -150,12 +150,12 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
                 data.states.append(state)
                 data.obs.append(game.observation(state, player))
                 data.actions.append(actions.astype(np.int32))
-                if own is not None:
-                    logits = own([state])[0][0][actions].astype(np.float64)
-                    target = np.exp(logits - logits.max())
-                    data.probs.append((target / target.sum()).astype(np.float32))
+                if own is not None:  # the network's own softmax over the legal actions
+                    policy_target = teacher_policy(own([state])[0][0][actions].astype(np.float64),
+                                                   1.0)
                 else:
-                    data.probs.append(policy.astype(np.float32))
+                    policy_target = policy
+                data.probs.append(policy_target.astype(np.float32))
                 if value_target == "search":
                     g = game.game_state(state)
                     v = searcher.search_value(g)
