@@ -181,13 +181,17 @@ def test_generator_is_seeded_and_scattered():
     assert all((a[0] - b[0], a[1] - b[1]) not in DIRECTIONS for a in stones for b in stones)
 
 
-def test_waiting_children_merge_to_distinct_keys_with_summed_counts(monkeypatch):
+@pytest.mark.parametrize("chunk", [None, 4])
+@pytest.mark.parametrize("distinct", [50, 3])
+def test_waiting_children_merge_to_distinct_keys_with_summed_counts(monkeypatch, chunk, distinct):
     monkeypatch.setattr(chain_layers, "_SLAB", 64)  # gather small parts into slabs often
+    if chunk:  # more than 4 chunks: the two-thread merge (partition, halves, runs cut apart)
+        monkeypatch.setattr(chain_layers, "_CHUNK", chunk)
     rng = np.random.default_rng(3)
     expected: dict[int, int] = {}
     bucket = chain_layers._Bucket()
     for _ in range(30):
-        keys = rng.integers(0, 50, rng.integers(1, 12))
+        keys = rng.integers(0, distinct, rng.integers(1, 12))
         counts = rng.integers(1, 1000, len(keys))
         for k, c in zip(keys.tolist(), counts.tolist(), strict=True):
             expected[k] = expected.get(k, 0) + c
@@ -260,9 +264,9 @@ def test_dead_ends_are_known_without_a_search_and_left_out(layered, monkeypatch)
         for search in state.chains().layered.values():
             for keys in search.layers.values():
                 keys = keys.astype(np.int64)
-                for par, *_ in search._expand(keys):
-                    parents = keys[par]
-                    assert (search.reach[parents & 2047] & (parents >> 11) != 0).all()
+                par, *_ = search._expand(keys)
+                parents = keys[par]
+                assert (search.reach[parents & 2047] & (parents >> 11) != 0).all()
     # ... and dead ends are left out: without the table (every stone in reach) the search
     # keeps more nodes and answers the same
     pruned = State.from_text(ISSUE).chains().layered

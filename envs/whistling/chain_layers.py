@@ -93,6 +93,8 @@ def _static() -> dict[str, np.ndarray]:
     _TABLES["zone_hops"] = flat[order].astype(np.int32)
     _TABLES["zone_split"] = np.searchsorted(cell[order], np.arange(NUM_CELLS + 1))
     _TABLES["ray_cell"] = ray_cell
+    # hop_node[hop]: the low bits of the node a hop lands on, destination << 2 | axis
+    _TABLES["hop_node"] = (ray_cell << 2) | (np.arange(_FLAT) // _K % 6 % 3)
     _TABLES["proj"] = np.array(PROJ, np.int64)
     _TABLES["proj_flat"] = _TABLES["proj"].T.reshape(-1)  # [cell * 6 + direction]
     return _TABLES
@@ -110,6 +112,15 @@ def _byte_min(vals: np.ndarray) -> np.ndarray:
             low = 8 * b + (v & -v).bit_length() - 1
             np.minimum(out[b, v & (v - 1)], vals[:, low], out=out[b, v])
     return out.transpose(0, 2, 1).reshape(nb, -1)
+
+
+def _repeat_index(ends: np.ndarray) -> np.ndarray:
+    """Return ``np.repeat(np.arange(len(ends)), np.diff(ends, prepend=0))`` for increasing
+    ``ends`` (every repeat at least one). Why not ``np.repeat``: it holds the GIL, so the
+    threads that expand chunks would wait for each other (measured: no gain from two)."""
+    mark = np.zeros(int(ends[-1]), np.intp)
+    mark[ends[:-1]] = 1
+    return np.cumsum(mark, out=mark)
 
 
 def _popcount(a: np.ndarray) -> np.ndarray:
@@ -197,18 +208,18 @@ class LayeredSearch:
         self._kids: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
         self._forward()
 
-    def _expand(self, keys: np.ndarray) -> list[tuple[np.ndarray, ...]]:
-        """Return, per direction with hops, (parent index, child key, stones captured,
-        direction, hop) of every capturing hop from the nodes ``keys`` (sorted); a hop is
-        ``(cell * 6 + direction) * _K + distance``, so its distance is ``hop % _K``.
+    def _hops(self, keys: np.ndarray) -> Iterator[tuple[np.ndarray, ...]]:
+        """Yield, per direction with hops, (parent index, hop) of every capturing hop from
+        the nodes ``keys`` (sorted) with the enemy stones it captures and those left after
+        it; a hop is ``(cell * 6 + direction) * _K + distance``, so its direction is
+        ``hop // _K % 6`` and its distance ``hop % _K``.
 
         Per (node, direction): the longest hop (own stones, the edge, the closer rule and
         the nearest enemy stone on the ray) and the shortest one that captures (zones only
         grow with the distance), from per-byte tables of the enemy stones left; every
         distance between them is one hop.
         """
-        t = _static()
-        zone, ray_cell, proj = self.zone, t["ray_cell"], t["proj_flat"]
+        proj = _static()["proj_flat"]
         left = keys >> 11
         cell6 = ((keys >> 2) & 511) * 6
         axis = keys & 3
@@ -217,7 +228,6 @@ class LayeredSearch:
         tops = self.top[:, 0, left[first] & 255]  # the closer rule's maxima per distinct left
         for b in range(1, self.top.shape[1]):
             tops = np.maximum(tops, self.top[:, b, (left[first] >> (8 * b)) & 255])
-        out = []
         for a in range(3):
             turn = np.flatnonzero(axis != a)  # a chain hop changes axis (spec 6)
             for d in (a, a + 3):
@@ -241,15 +251,22 @@ class LayeredSearch:
                     continue
                 i, lft, lo = i[ok], lft[ok], lo[ok].astype(np.int64) - 1
                 reps = k[ok] - lo
-                par = np.repeat(i, reps)
+                ends = np.cumsum(reps)
+                src = _repeat_index(ends)
                 # f: the hop of each distance lo + 1 .. k, as an index of the hop tables
-                f = np.arange(len(par)) + np.repeat(c[ok] * _K + lo + 1 - np.cumsum(reps) + reps,
-                                                    reps)
-                lp = np.repeat(lft, reps)
-                cap = zone[f] & lp
-                child = ((lp ^ cap) << 11) | (ray_cell[f] << 2) | a
-                out.append((par, child, cap, d, f))
-        return out
+                f = np.arange(len(src)) + (c[ok] * _K + lo + 1 - ends + reps)[src]
+                lp = lft[src]
+                cap = self.zone[f] & lp
+                yield i[src], f, cap, np.bitwise_xor(lp, cap, out=lp)
+
+    def _expand(self, keys: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Return (parent index, child key, stones captured, hop) of every capturing hop
+        from the nodes ``keys`` (:meth:`_hops`, all directions)."""
+        node = _static()["hop_node"]
+        got = [(par, (after << 11) | node[f], cap, f) for par, f, cap, after in self._hops(keys)]
+        if not got:
+            return _EMPTY, _EMPTY, _EMPTY, _EMPTY
+        return tuple(np.concatenate(x) for x in zip(*got, strict=True))
 
     def _forward(self) -> None:
         """Find every node layer by layer, N and the number of maximal chains."""
@@ -316,18 +333,28 @@ class LayeredSearch:
         Dead ends (children without a capturing hop, known from ``reach``) are left out
         unless they lie in the lowest layer reached so far (why: only the lowest layer's
         nodes end maximal chains, and a dead end in a higher layer is on none; about 40% of
-        the nodes of 20 scattered stones are such dead ends)."""
+        the nodes of 20 scattered stones are such dead ends). They are found before their
+        keys are built (why: most of the work is per hop)."""
+        node_of = _static()["hop_node"]
         out = []
-        for par, child, cap, _, _ in self._expand(keys):
-            q = p - _popcount(cap)
-            lowest = min(lowest, int(q.min()))
-            live = (q == lowest) | (self.reach[child & 2047] & (child >> 11) != 0)
-            one = np.flatnonzero(live & (q == p - 1))  # most hops take one stone
-            groups = [(p - 1, child[one], counts[par[one]])]
-            rest = np.flatnonzero(live & (q < p - 1))
-            if len(rest):
-                child, c, q = child[rest], counts[par[rest]], q[rest]
-                groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
+        for par, f, cap, after in self._hops(keys):
+            taken = _popcount(cap)
+            lowest = min(lowest, p - int(taken.max()))
+            node = node_of[f]
+            live = self.reach[node] & after != 0
+            if lowest < p:
+                live |= taken == p - lowest
+            sel = np.flatnonzero(live)
+            child = (after[sel] << 11) | node[sel]
+            c, taken = counts[par[sel]], taken[sel]
+            multi = np.flatnonzero(taken > 1)  # most hops take one stone
+            if not len(multi):
+                out.append([(p - 1, child, c)] if len(child) else [])
+                continue
+            one = np.flatnonzero(taken == 1)
+            groups = [(p - 1, child[one], c[one])]
+            child, c, q = child[multi], c[multi], p - taken[multi]
+            groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
             out.append([g for g in groups if len(g[1])])
         return out, lowest
 
@@ -373,24 +400,21 @@ class LayeredSearch:
 
     def _good_hops(self, keys: np.ndarray, p: int,
                    good: dict[int, np.ndarray]) -> list[tuple[np.ndarray, ...]]:
-        """Return, per direction, (parent key, child key, direction, distance) of the hops
-        from the nodes ``keys`` of layer ``p`` into good nodes (``good``: per lower layer,
-        its good nodes' sorted keys)."""
-        out = []
-        for par, child, cap, d, f in self._expand(keys):
-            q = p - _popcount(cap)
-            ok = np.zeros(len(child), bool)
-            for qq in set(q.tolist()):
-                g = good.get(qq)
-                if g is None or not len(g):
-                    continue
-                sel = np.flatnonzero(q == qq)
-                at = np.minimum(np.searchsorted(g, child[sel]), len(g) - 1)
-                ok[sel] = g[at] == child[sel]
-            parent = keys[par[ok]]
-            out.append((parent, child[ok], np.full(len(parent), d, np.int8),
-                        (f[ok] % _K).astype(np.int8)))
-        return out
+        """Return (parent key, child key, direction, distance) of the hops from the nodes
+        ``keys`` of layer ``p`` into good nodes (``good``: per lower layer, its good nodes'
+        sorted keys), in one list."""
+        par, child, cap, f = self._expand(keys)
+        q = p - _popcount(cap)
+        ok = np.zeros(len(child), bool)
+        for qq in set(q.tolist()):
+            g = good.get(qq)
+            if g is None or not len(g):
+                continue
+            sel = np.flatnonzero(q == qq)
+            at = np.minimum(np.searchsorted(g, child[sel]), len(g) - 1)
+            ok[sel] = g[at] == child[sel]
+        return [(keys[par[ok]], child[ok], (f[ok] // _K % 6).astype(np.int8),
+                 (f[ok] % _K).astype(np.int8))]
 
     def kids(self, cell: int, last: int, left: int) -> list[tuple[int, int, int]]:
         """Return (direction, destination, captured cells) of each hop from the node that
@@ -552,17 +576,46 @@ def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         packed[at:at + len(part)] = part
         at += len(part)
         del part
-    packed.sort()
+    if _THREADS < 2 or n < 4 * _CHUNK:
+        packed.sort()
+        halves = [packed]
+    else:
+        # two threads: a partition around the middle value (a tenth of a sort) leaves two
+        # halves that sort apart; then each thread sums the runs of its own keys
+        half = n // 2
+        packed.partition(half)
+        list(_pool().map(np.ndarray.sort, (packed[:half], packed[half:])))
+        cut = int(np.searchsorted(packed, ((int(packed[half - 1]) >> 32) + 1) << 32))
+        halves = [h for h in (packed[:cut], packed[cut:]) if len(h)]
+    firsts = list(_pool().map(_run_starts, halves)) if len(halves) > 1 else \
+        [_run_starts(packed)]
+    # the keys and counts are written in place (why: no second copy of the largest layer)
+    at = np.cumsum([0] + [len(f) for f in firsts])
+    keys, counts = np.empty(int(at[-1]), np.int64), np.empty(int(at[-1]), np.int64)
+
+    def fill(h: np.ndarray, first: np.ndarray, lo: int) -> None:
+        mine = keys[lo:lo + len(first)]
+        for j in range(0, len(first), _CHUNK):  # in chunks: no temporary of the keys' size
+            np.right_shift(h[first[j:j + _CHUNK]], 32, out=mine[j:j + _CHUNK])
+        h &= _LOW
+        np.add.reduceat(h, first, out=counts[lo:lo + len(first)])
+
+    jobs = list(zip(halves, firsts, at[:-1].tolist(), strict=True))
+    if len(jobs) > 1:
+        list(_pool().map(lambda job: fill(*job), jobs))
+    else:
+        fill(*jobs[0])
+    return keys, counts
+
+
+def _run_starts(packed: np.ndarray) -> np.ndarray:
+    """Return the index of the first of each run of one key in sorted packed values."""
     starts = [np.zeros(1, np.int64)]
-    for lo in range(1, n, _CHUNK):  # why in chunks: no temporaries the size of ``packed``
-        hi = min(lo + _CHUNK, n)
+    for lo in range(1, len(packed), _CHUNK):  # why in chunks: no temporaries that large
+        hi = min(lo + _CHUNK, len(packed))
         new = (packed[lo:hi] >> 32) != (packed[lo - 1:hi - 1] >> 32)
         starts.append(np.flatnonzero(new) + lo)
-    first = np.concatenate(starts)
-    del starts
-    keys = packed[first] >> 32
-    packed &= _LOW
-    return keys, np.add.reduceat(packed, first)
+    return np.concatenate(starts)
 
 
 def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
