@@ -195,7 +195,10 @@ class LayeredSearch:
             enter[:, j] = np.where(on.any(1), on.argmax(1), _FAR)
             at = ray == c
             hit[:, j] = np.where(at.any(1), at.argmax(1), _FAR)
-        self.enter, self.hit = _byte_min(enter), _byte_min(hit)
+        # both in one table, an (enter, hit) pair of int8 per int16 (why: one lookup and one
+        # minimum per byte of stones left instead of two of each)
+        self.enter_hit = np.stack([_byte_min(enter), _byte_min(hit)], axis=-1) \
+            .view(np.int16)[..., 0]
         self.root = (((1 << m) - 1) << 11) | (start << 2) | (3 if last < 0 else last % 3)
         self.layers: dict[int, np.ndarray] = {}
         #: Whether the layers were kept, so that the hops of maximal chains can be listed
@@ -239,13 +242,13 @@ class LayeredSearch:
                 # the longest hop: own stones and the edge, the closer rule, enemy stones
                 k = np.minimum(free, (tops[d][which[i]] - proj[c] - 1) >> 1)
                 at = c << 8
-                lo = self.enter[0][at | (lft & 255)]  # the shortest hop that captures
-                near = self.hit[0][at | (lft & 255)]
-                for b in range(1, len(self.enter)):
-                    byte = at | ((lft >> (8 * b)) & 255)
-                    lo = np.minimum(lo, self.enter[b][byte])
-                    near = np.minimum(near, self.hit[b][byte])
-                k = np.minimum(k, near - 1)
+                pair = self.enter_hit[0][at | (lft & 255)]
+                both = pair.view(np.int8)
+                for b in range(1, len(self.enter_hit)):
+                    more = self.enter_hit[b][at | ((lft >> (8 * b)) & 255)]
+                    np.minimum(both, more.view(np.int8), out=both)
+                lo = both[0::2]  # the shortest hop that captures
+                k = np.minimum(k, both[1::2] - 1)  # short of the nearest enemy stone
                 ok = np.flatnonzero(lo <= k)
                 if not len(ok):
                     continue
