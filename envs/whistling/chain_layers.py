@@ -212,10 +212,10 @@ class LayeredSearch:
         self._forward()
 
     def _hops(self, keys: np.ndarray) -> Iterator[tuple[np.ndarray, ...]]:
-        """Yield, per direction with hops, (parent index, hop) of every capturing hop from
-        the nodes ``keys`` (sorted) with the enemy stones it captures and those left after
-        it; a hop is ``(cell * 6 + direction) * _K + distance``, so its direction is
-        ``hop // _K % 6`` and its distance ``hop % _K``.
+        """Yield, per direction with hops, (parent index, hop, enemy stones captured, enemy
+        stones left) of every capturing hop from the nodes ``keys`` (sorted); a hop is
+        ``(cell * 6 + direction) * _K + distance``, so its direction is ``hop // _K % 6``
+        and its distance ``hop % _K``.
 
         Per (node, direction): the longest hop (own stones, the edge, the closer rule and
         the nearest enemy stone on the ray) and the shortest one that captures (zones only
@@ -344,9 +344,7 @@ class LayeredSearch:
             taken = _popcount(cap)
             lowest = min(lowest, p - int(taken.max()))
             node = node_of[f]
-            live = self.reach[node] & after != 0
-            if lowest < p:
-                live |= taken == p - lowest
+            live = (self.reach[node] & after != 0) | (taken == p - lowest)
             sel = np.flatnonzero(live)
             child = (after[sel] << 11) | node[sel]
             c, taken = counts[par[sel]], taken[sel]
@@ -579,6 +577,8 @@ def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         packed[at:at + len(part)] = part
         at += len(part)
         del part
+    if not n:
+        return _EMPTY, _EMPTY
     if _THREADS < 2 or n < 4 * _CHUNK:
         packed.sort()
         halves = [packed]
@@ -591,7 +591,7 @@ def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         cut = int(np.searchsorted(packed, ((int(packed[half - 1]) >> 32) + 1) << 32))
         halves = [h for h in (packed[:cut], packed[cut:]) if len(h)]
     firsts = list(_pool().map(_run_starts, halves)) if len(halves) > 1 else \
-        [_run_starts(packed)]
+        [_run_starts(halves[0])]
     # the keys and counts are written in place (why: no second copy of the largest layer)
     at = np.cumsum([0] + [len(f) for f in firsts])
     keys, counts = np.empty(int(at[-1]), np.int64), np.empty(int(at[-1]), np.int64)
