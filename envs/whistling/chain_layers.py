@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -61,11 +61,12 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL[pid]
 
 
-def _in_rounds(fn, jobs: Iterator[tuple]) -> Iterator:
+def _in_rounds(fn, jobs: Iterable[tuple]) -> Iterator:
     """Yield ``fn(*job)`` for each of ``jobs`` in order, ``_THREADS`` at a time on this
     process's threads (a round of one: on this thread). A round's jobs are taken from
     ``jobs`` when it starts, after the caller has had every result of the round before
     (why rounds: only ``_THREADS`` chunks' results are held at once)."""
+    jobs = iter(jobs)
     while jobs_now := list(itertools.islice(jobs, _THREADS)):
         if len(jobs_now) == 1:
             yield fn(*jobs_now[0])
@@ -348,14 +349,13 @@ class LayeredSearch:
             sel = np.flatnonzero(live)
             child = (after[sel] << 11) | node[sel]
             c, taken = counts[par[sel]], taken[sel]
-            multi = np.flatnonzero(taken > 1)  # most hops take one stone
-            if not len(multi):
-                out.append([(p - 1, child, c)] if len(child) else [])
-                continue
-            one = np.flatnonzero(taken == 1)
-            groups = [(p - 1, child[one], c[one])]
-            child, c, q = child[multi], c[multi], p - taken[multi]
-            groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
+            multi = np.flatnonzero(taken > 1)  # most hops take one stone: none to split off
+            groups = [(p - 1, child, c)]
+            if len(multi):
+                one = np.flatnonzero(taken == 1)
+                groups = [(p - 1, child[one], c[one])]
+                child, c, q = child[multi], c[multi], p - taken[multi]
+                groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
             out.append([g for g in groups if len(g[1])])
         return out, lowest
 
@@ -381,14 +381,13 @@ class LayeredSearch:
                     continue
                 keys, found = self.layers[p].astype(np.int64), []
                 jobs = ((keys[lo:lo + _CHUNK], p, good) for lo in range(0, len(keys), _CHUNK))
-                for hops in _in_rounds(self._good_hops, jobs):  # as _layer_children
-                    for hop in hops:
-                        edges.append(hop)
-                        found.append(hop[0])
-                        # 26 bytes an edge while found, about twice that while sorted (measured)
-                        held += 26 * len(hop[0])
-                        if 2 * held > budget:
-                            raise OverflowError("listing the hops needs more memory")
+                for hop in _in_rounds(self._good_hops, jobs):  # as _layer_children
+                    edges.append(hop)
+                    found.append(hop[0])
+                    # 26 bytes an edge while found, about twice that while sorted (measured)
+                    held += 26 * len(hop[0])
+                    if 2 * held > budget:
+                        raise OverflowError("listing the hops needs more memory")
                 good[p] = _distinct(np.sort(np.concatenate(found))) if found else _EMPTY
             if edges:
                 parent, child, d, k = (np.concatenate(x) for x in zip(*edges, strict=True))
@@ -400,10 +399,10 @@ class LayeredSearch:
         return self._good
 
     def _good_hops(self, keys: np.ndarray, p: int,
-                   good: dict[int, np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+                   good: dict[int, np.ndarray]) -> tuple[np.ndarray, ...]:
         """Return (parent key, child key, direction, distance) of the hops from the nodes
         ``keys`` of layer ``p`` into good nodes (``good``: per lower layer, its good nodes'
-        sorted keys), in one list."""
+        sorted keys)."""
         par, child, cap, f = self._expand(keys)
         q = p - _popcount(cap)
         ok = np.zeros(len(child), bool)
@@ -414,8 +413,8 @@ class LayeredSearch:
             sel = np.flatnonzero(q == qq)
             at = np.minimum(np.searchsorted(g, child[sel]), len(g) - 1)
             ok[sel] = g[at] == child[sel]
-        return [(keys[par[ok]], child[ok], (f[ok] // _K % 6).astype(np.int8),
-                 (f[ok] % _K).astype(np.int8))]
+        return (keys[par[ok]], child[ok], (f[ok] // _K % 6).astype(np.int8),
+                (f[ok] % _K).astype(np.int8))
 
     def kids(self, cell: int, last: int, left: int) -> list[tuple[int, int, int]]:
         """Return (direction, destination, captured cells) of each hop from the node that
@@ -587,11 +586,10 @@ def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         # halves that sort apart; then each thread sums the runs of its own keys
         half = n // 2
         packed.partition(half)
-        list(_pool().map(np.ndarray.sort, (packed[:half], packed[half:])))
+        list(_in_rounds(np.ndarray.sort, [(packed[:half],), (packed[half:],)]))
         cut = int(np.searchsorted(packed, ((int(packed[half - 1]) >> 32) + 1) << 32))
         halves = [h for h in (packed[:cut], packed[cut:]) if len(h)]
-    firsts = list(_pool().map(_run_starts, halves)) if len(halves) > 1 else \
-        [_run_starts(halves[0])]
+    firsts = list(_in_rounds(_run_starts, [(h,) for h in halves]))
     # the keys and counts are written in place (why: no second copy of the largest layer)
     at = np.cumsum([0] + [len(f) for f in firsts])
     keys, counts = np.empty(int(at[-1]), np.int64), np.empty(int(at[-1]), np.int64)
@@ -603,11 +601,7 @@ def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         h &= _LOW
         np.add.reduceat(h, first, out=counts[lo:lo + len(first)])
 
-    jobs = list(zip(halves, firsts, at[:-1].tolist(), strict=True))
-    if len(jobs) > 1:
-        list(_pool().map(lambda job: fill(*job), jobs))
-    else:
-        fill(*jobs[0])
+    list(_in_rounds(fill, zip(halves, firsts, at[:-1].tolist(), strict=True)))
     return keys, counts
 
 
