@@ -228,14 +228,14 @@ def test_a_tight_memory_bound_merges_waiting_children_and_still_answers(monkeypa
     compact = chain_layers._Bucket.compact
     monkeypatch.setattr(chain_layers._Bucket, "compact",
                         lambda self, packed: merged.append(1) or compact(self, packed))
-    monkeypatch.setattr(chains, "MAX_BYTES", 2_000_000)  # the search alone needs more
+    monkeypatch.setattr(chains, "MAX_BYTES", 1_100_000)  # the search alone needs more
     state = State.from_text(ISSUE)
     assert (state.max_capture(), state.legal_count()) == (ISSUE_N, ISSUE_TURNS)
     assert merged
 
 
 def test_past_the_bound_the_turns_are_counted_but_not_listed(monkeypatch, capsys):
-    monkeypatch.setattr(chains, "MAX_BYTES", 1_300_000)  # room to count, not to keep layers
+    monkeypatch.setattr(chains, "MAX_BYTES", 1_050_000)  # room to count, not to keep layers
     state = State.from_text(ISSUE)
     assert (state.max_capture(), state.legal_count()) == (ISSUE_N, ISSUE_TURNS)
     assert not any(search.listable for search in state.chains().layered.values())

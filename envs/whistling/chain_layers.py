@@ -45,6 +45,8 @@ _CACHE = 1 << 18  # most nodes whose hops ``kids`` keeps
 _POP8 = np.array([bin(i).count("1") for i in range(256)], np.int64)
 _EMPTY = np.zeros(0, np.int64)
 _TABLES: dict[str, np.ndarray] = {}
+#: Children waiting for their layer: packed int64 (key << 32 | count) or (keys, counts).
+_Part = np.ndarray | tuple[np.ndarray, np.ndarray]
 #: Chunks of a layer expanded at once, each by its own thread (two: the merges between
 #: layers run on one, so more threads would gain little).
 _THREADS = 2
@@ -128,7 +130,7 @@ def _popcount(a: np.ndarray) -> np.ndarray:
     """Return the number of set bits of each non-negative int64 (NumPy 1.x has no
     ``bitwise_count``)."""
     if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(a).astype(np.int64)
+        return np.bitwise_count(a).view(np.int8)  # at most 63: no copy needed
     out = np.zeros(a.shape, np.int64)
     for shift in range(0, 56, 8):
         out += _POP8[(a >> shift) & 255]
@@ -150,6 +152,10 @@ class LayeredSearch:
         if m > MAX_STONES:
             raise OverflowError("too many enemy stones to number")
         self.start, self.rest, self.enemy, self.m = start, own ^ BIT[start], enemy, m
+        #: The integer type of keys and per-hop arrays: int32 while keys are below 2**31 (up
+        #: to 20 enemy stones; why: half the memory traffic, about 1.4x faster per NumPy pass)
+        self.narrow = m <= _PACKED_STONES
+        dt = self.dt = np.int32 if self.narrow else np.int64
         self.local = {c: 1 << j for j, c in enumerate(self.cells)}
         zone = np.zeros(_FLAT, np.int64)
         split = t["zone_split"]
@@ -161,8 +167,10 @@ class LayeredSearch:
         on_ray = wall[t["ray_cell"]].reshape(-1, _K)
         on_ray[:, 0] = False
         #: free0[(c, d)]: the cells free of own stones and the edge along the ray
-        self.free0 = (~np.logical_or.accumulate(on_ray, axis=1)).sum(1) - 1
-        self.zone = zone
+        self.free0 = ((~np.logical_or.accumulate(on_ray, axis=1)).sum(1) - 1).astype(dt)
+        self.zone = zone.astype(dt)
+        self.hop_node = t["hop_node"].astype(dt)
+        self.proj_flat = t["proj_flat"].astype(dt)
         # reach[cell << 2 | axis]: every enemy stone some hop from the node could capture
         # (own stones and the edge block; enemy stones and the closer rule ignored), so a
         # node whose stones left miss it has no capturing hop: a dead end (_children)
@@ -173,17 +181,17 @@ class LayeredSearch:
             for d in range(6):
                 if d % 3 != a:  # axis 3: the first hop of a turn, every direction
                     reach[:, a] |= by_dir[:, d]
-        self.reach = reach.reshape(-1)
+        self.reach = reach.reshape(-1).astype(dt)
         self._lowest = m  # the lowest layer reached so far
         proj = t["proj"][:, self.cells]  # (6, m)
         nbytes = (m + 7) // 8
         # top[d, b, v]: the largest proj[d] among the stones whose bits are v in byte b
-        top = np.full((6, max(nbytes, 1), 256), -(1 << 40), np.int64)
+        top = np.full((6, max(nbytes, 1), 256), -(1 << 20), np.int64)  # below any proj
         for j in range(m):
             b, bit = divmod(j, 8)
             has = (np.arange(256) >> bit) & 1 == 1
             top[:, b, has] = np.maximum(top[:, b, has], proj[:, j:j + 1])
-        self.top = top
+        self.top = top.astype(dt)
         # enter[b, (c, d) << 8 | v]: the shortest hop from c in direction d whose whistle zone
         # holds one of the stones whose bits are v in byte b (zones only grow with the
         # distance); hit[...]: the distance of the nearest of them on the ray itself
@@ -223,7 +231,7 @@ class LayeredSearch:
         grow with the distance), from per-byte tables of the enemy stones left; every
         distance between them is one hop.
         """
-        proj = _static()["proj_flat"]
+        proj, dt = self.proj_flat, self.dt
         left = keys >> 11
         cell6 = ((keys >> 2) & 511) * 6
         axis = keys & 3
@@ -253,12 +261,12 @@ class LayeredSearch:
                 ok = np.flatnonzero(lo <= k)
                 if not len(ok):
                     continue
-                i, lft, lo = i[ok], lft[ok], lo[ok].astype(np.int64) - 1
+                i, lft, lo = i[ok], lft[ok], lo[ok].astype(dt) - 1
                 reps = k[ok] - lo
-                ends = np.cumsum(reps)
+                ends = np.cumsum(reps, dtype=dt)
                 src = _repeat_index(ends)
                 # f: the hop of each distance lo + 1 .. k, as an index of the hop tables
-                f = np.arange(len(src)) + (c[ok] * _K + lo + 1 - ends + reps)[src]
+                f = np.arange(len(src), dtype=dt) + (c[ok] * _K + lo + 1 - ends + reps)[src]
                 lp = lft[src]
                 cap = self.zone[f] & lp
                 yield i[src], f, cap, np.bitwise_xor(lp, cap, out=lp)
@@ -266,7 +274,7 @@ class LayeredSearch:
     def _expand(self, keys: np.ndarray) -> tuple[np.ndarray, ...]:
         """Return (parent index, child key, stones captured, hop) of every capturing hop
         from the nodes ``keys`` (:meth:`_hops`, all directions)."""
-        node = _static()["hop_node"]
+        node = self.hop_node
         got = [(par, (after << 11) | node[f], cap, f) for par, f, cap, after in self._hops(keys)]
         if not got:
             return _EMPTY, _EMPTY, _EMPTY, _EMPTY
@@ -275,19 +283,19 @@ class LayeredSearch:
     def _forward(self) -> None:
         """Find every node layer by layer, N and the number of maximal chains."""
         max_bytes = self.max_bytes
-        narrow = self.m <= _PACKED_STONES  # keys below 2**31: kept layers in 4 bytes a node
-        waiting = _Waiting(packed=narrow)
-        root = np.array([self.root], np.int64)
-        waiting.add(self.m, root, np.ones(1, np.int64))
+        waiting = _Waiting(packed=self.narrow)
+        root = np.array([self.root], self.dt)
+        waiting.add(self.m, (root, np.ones(1, np.int64)))
         floor, keys, counts, total = self.m, root, np.ones(1, np.int64), 0
         for p in range(self.m, -1, -1):
             if p not in waiting.buckets:
                 continue
             del keys, counts  # the layer above: freed before this one is merged
             keys, counts = waiting.pop(p)
+            keys = keys.astype(self.dt, copy=False)
             self.nodes += len(keys)
             if self.listable:
-                self.layers[p] = keys.astype(np.uint32) if narrow else keys
+                self.layers[p] = keys
             floor = p
             # exact counts: a count is at most the counts of all layers so far times the hops
             # per node (< 128), so int64 holds every count while that total is below 2**55
@@ -295,17 +303,18 @@ class LayeredSearch:
             if counts.dtype != object and total >= 1 << 55:
                 counts = counts.astype(object)
                 waiting.to_object()
-            busy = self.nbytes() + 16 * len(keys)  # the kept layers, this layer's keys, counts
-            for groups in self._layer_children(keys, counts, p):
-                for q, child, c in groups:
-                    waiting.add(q, child, c)
+            # the kept layers (this one's keys among them while listable), its keys, its counts
+            busy = self.nbytes() + (0 if self.listable else keys.nbytes) + 8 * len(keys)
+            for groups in self._layer_children(keys, counts, p, waiting.packed):
+                for q, part in groups:
+                    waiting.add(q, part)
                 if busy + waiting.need() > max_bytes:
                     # over the bound: merge the waiting children (duplicates go); then drop
                     # the kept layers (they serve only to list the turns: N and the count go
                     # on); refuse only if that is not enough
                     waiting.shrink()
                     if busy + waiting.need() > max_bytes and self.listable:
-                        self.listable, busy = False, busy - self.nbytes()
+                        self.listable, busy = False, busy - self.nbytes() + keys.nbytes
                         self.layers.clear()
                     if busy + waiting.need() > max_bytes:
                         raise OverflowError(busy + waiting.need())
@@ -315,49 +324,57 @@ class LayeredSearch:
         #: The number of chains that capture ``best`` stones.
         self.count = int(counts.sum()) if floor < self.m else 0
 
-    def _layer_children(self, keys: np.ndarray, counts: np.ndarray,
-                        p: int) -> Iterator[list[tuple[int, np.ndarray, np.ndarray]]]:
-        """Yield the children of layer ``p`` (:meth:`_children`), its chunks expanded by
+    def _layer_children(self, keys: np.ndarray, counts: np.ndarray, p: int,
+                        summed: bool) -> Iterator[list[tuple[int, _Part]]]:
+        """Yield the children of layer ``p`` per chunk (:meth:`_children`), expanded by
         ``_THREADS`` threads at once (why threads: NumPy lets go of the GIL in its loops, and
         a search this large is seconds of work; each round of chunks starts from the same
         lowest layer, so the nodes kept do not depend on the threads' timing)."""
         # a generator: each chunk's lowest layer is read when its round starts
-        jobs = ((keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p, self._lowest)
+        jobs = ((keys[lo:lo + _CHUNK], counts[lo:lo + _CHUNK], p, self._lowest, summed)
                 for lo in range(0, len(keys), _CHUNK))
         for groups, low in _in_rounds(self._children, jobs):
             self._lowest = min(self._lowest, low)
-            yield from groups
+            yield groups
 
-    def _children(self, keys: np.ndarray, counts: np.ndarray, p: int,
-                  lowest: int) -> tuple[list[list[tuple[int, np.ndarray, np.ndarray]]], int]:
-        """Return, per direction, the children of the nodes ``keys`` of layer ``p`` with
-        their parents' counts, as (layer, child keys, counts) groups, and the lowest layer
-        reached (``lowest`` before them).
+    def _children(self, keys: np.ndarray, counts: np.ndarray, p: int, lowest: int,
+                  summed: bool) -> tuple[list[tuple[int, _Part]], int]:
+        """Return the children of the nodes ``keys`` of layer ``p`` with their parents'
+        counts, as (layer, children) groups, and the lowest layer reached (``lowest`` before
+        them). The children are a (keys, counts) pair, or with ``summed`` packed (key << 32 |
+        count) with the keys sorted and distinct and their counts summed (why: about half
+        the children of a chunk are reached more than once within it, from nodes that differ
+        only in the axis or in the cell along one line; summed here, on the expanding
+        threads, they are neither held nor merged again).
 
         Dead ends (children without a capturing hop, known from ``reach``) are left out
         unless they lie in the lowest layer reached so far (why: only the lowest layer's
         nodes end maximal chains, and a dead end in a higher layer is on none; about 40% of
         the nodes of 20 scattered stones are such dead ends). They are found before their
         keys are built (why: most of the work is per hop)."""
-        node_of = _static()["hop_node"]
-        out = []
+        node_of = self.hop_node
+        got = []
         for par, f, cap, after in self._hops(keys):
             taken = _popcount(cap)
             lowest = min(lowest, p - int(taken.max()))
             node = node_of[f]
             live = (self.reach[node] & after != 0) | (taken == p - lowest)
             sel = np.flatnonzero(live)
-            child = (after[sel] << 11) | node[sel]
-            c, taken = counts[par[sel]], taken[sel]
-            multi = np.flatnonzero(taken > 1)  # most hops take one stone: none to split off
-            groups = [(p - 1, child, c)]
-            if len(multi):
-                one = np.flatnonzero(taken == 1)
-                groups = [(p - 1, child[one], c[one])]
-                child, c, q = child[multi], c[multi], p - taken[multi]
-                groups += [(qq, child[q == qq], c[q == qq]) for qq in set(q.tolist())]
-            out.append([g for g in groups if len(g[1])])
-        return out, lowest
+            got.append(((after[sel] << 11) | node[sel], counts[par[sel]], taken[sel]))
+        if not got:
+            return [], lowest
+        child, c, taken = (np.concatenate(x) for x in zip(*got, strict=True))
+        del got
+        multi = np.flatnonzero(taken > 1)  # most hops take one stone: none to split off
+        groups = [(p - 1, child, c)]
+        if len(multi):
+            one = np.flatnonzero(taken == 1)
+            groups = [(p - 1, child[one], c[one])]
+            child, c, q = child[multi], c[multi], p - taken[multi]
+            groups += [(qq, child[q == qq], c[q == qq]) for qq in sorted(set(q.tolist()))]
+        if summed:
+            return [(q, _sum_duplicates(k, n)) for q, k, n in groups if len(k)], lowest
+        return [(q, (k, n)) for q, k, n in groups if len(k)], lowest
 
     def nbytes(self) -> int:
         """Return the bytes the kept layers hold."""
@@ -374,12 +391,12 @@ class LayeredSearch:
         if not self.listable:
             raise OverflowError("the layers were dropped to bound memory")
         if self._good is None:
-            good = {self.floor: self.layers[self.floor].astype(np.int64)}
+            good = {self.floor: self.layers[self.floor]}
             edges, held, budget = [], 0, self.max_bytes - self.nbytes()
             for p in sorted(self.layers):
                 if p <= self.floor:
                     continue
-                keys, found = self.layers[p].astype(np.int64), []
+                keys, found = self.layers[p], []
                 jobs = ((keys[lo:lo + _CHUNK], p, good) for lo in range(0, len(keys), _CHUNK))
                 for hop in _in_rounds(self._good_hops, jobs):  # as _layer_children
                     edges.append(hop)
@@ -464,7 +481,7 @@ class _Bucket:
         self.small = 0  # the bytes of the small packed parts at the end
         self.fresh = 0  # the bytes added since the last merge
 
-    def add(self, part: np.ndarray | tuple[np.ndarray, np.ndarray]) -> None:
+    def add(self, part: _Part) -> None:
         """Add one part (waiting children); gather the small packed parts into one slab past
         ``_SLAB`` bytes (why: an array that large is its own memory mapping, given back to
         the system when freed; small ones stay in the heap)."""
@@ -495,7 +512,7 @@ class _Bucket:
             return False
         keys, counts = self.merge(packed)
         big = packed and int(counts.max()) >= _COUNT_LIMIT
-        self.add((keys << 32) | counts if packed and not big else (keys, counts))
+        self.add(_pack(keys, counts) if packed and not big else (keys, counts))
         self.fresh = 0
         return big
 
@@ -523,10 +540,16 @@ class _Waiting:
         self.buckets: dict[int, _Bucket] = {}
         self.packed = packed
 
-    def add(self, layer: int, keys: np.ndarray, counts: np.ndarray) -> None:
-        """Add children of ``layer`` with their counts."""
-        self.buckets.setdefault(layer, _Bucket()).add(
-            (keys << 32) | counts if self.packed else (keys, counts))
+    def add(self, layer: int, part: _Part) -> None:
+        """Add children of ``layer``: packed (key << 32 | count) or a (keys, counts) pair."""
+        if isinstance(part, tuple):
+            if self.packed and len(part[1]) and int(part[1].max()) >= _COUNT_LIMIT:
+                self.unpack()  # a sum of counts (``LayeredSearch._children``)
+            if self.packed:
+                part = _pack(*part)
+        elif not self.packed:
+            part = (part >> 32, part & _LOW)
+        self.buckets.setdefault(layer, _Bucket()).add(part)
 
     def pop(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """Return the sorted distinct keys of ``layer`` and their counts (merged, dropped)."""
@@ -560,14 +583,54 @@ class _Waiting:
         return sum(sizes) + 2 * max(sizes, default=0)
 
 
-def _nbytes(part: np.ndarray | tuple[np.ndarray, np.ndarray]) -> int:
+def _sum_duplicates(keys: np.ndarray, counts: np.ndarray) -> _Part:
+    """Return the sorted distinct ``keys`` (below 2**31) with their ``counts`` (below 2**32)
+    summed: packed (key << 32 | count) while every sum is below ``_COUNT_LIMIT``, else as a
+    (keys, counts) pair."""
+    packed = _pack(keys, counts)
+    packed.sort()
+    first = _run_starts(packed)
+    out = packed[first]
+    out &= ~_LOW
+    sums = _run_sums(packed, first, np.empty(len(first), np.int64))
+    if len(sums) and int(sums.max()) >= _COUNT_LIMIT:
+        return out >> 32, sums
+    return np.bitwise_or(out, sums, out=out)
+
+
+def _run_sums(packed: np.ndarray, first: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Return ``out`` filled with the sum of the counts (the low 32 bits) of each run of one
+    key in sorted ``packed`` values (``first``: the runs' first indices); ``packed`` is
+    overwritten with running totals.
+
+    A run's sum is the difference of the running totals at its last element and at the
+    element before it (why not np.add.reduceat: 1.5x slower on runs this short)."""
+    np.bitwise_and(packed, _LOW, out=packed)
+    np.cumsum(packed, out=packed)  # below 2**63: fewer than 2**31 counts, each below 2**32
+    for j in range(0, len(first), _CHUNK):  # in chunks: no temporaries of the runs' size
+        last = np.append(first[j + 1:j + _CHUNK + 1], len(packed))[:_CHUNK] - 1
+        got = np.take(packed, last, out=out[j:j + len(last)])
+        got[1:] -= packed[last[:-1]]
+        if j:
+            got[0] -= packed[first[j] - 1]
+    return out
+
+
+def _pack(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Return ``key << 32 | count`` of keys below 2**31 and counts below 2**32 as int64."""
+    out = keys.astype(np.int64)
+    np.left_shift(out, 32, out=out)
+    return np.bitwise_or(out, counts, out=out)
+
+
+def _nbytes(part: _Part) -> int:
     """Return the bytes one waiting part holds."""
     return part.nbytes if isinstance(part, np.ndarray) else 8 * len(part[0]) + 8 * len(part[1])
 
 
 def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Return the sorted distinct keys of packed ``parts`` (emptied: each is freed once
-    copied) with their counts summed."""
+    """Return the sorted distinct keys (int32) of packed ``parts`` (emptied: each is freed
+    once copied) with their counts summed."""
     n = sum(map(len, parts))
     packed, at = np.empty(n, np.int64), 0
     parts.reverse()
@@ -578,28 +641,24 @@ def _merge_packed(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         del part
     if not n:
         return _EMPTY, _EMPTY
-    if _THREADS < 2 or n < 4 * _CHUNK:
-        packed.sort()
-        halves = [packed]
-    else:
-        # two threads: a partition around the middle value (a tenth of a sort) leaves two
-        # halves that sort apart; then each thread sums the runs of its own keys
-        half = n // 2
-        packed.partition(half)
-        list(_in_rounds(np.ndarray.sort, [(packed[:half],), (packed[half:],)]))
-        cut = int(np.searchsorted(packed, ((int(packed[half - 1]) >> 32) + 1) << 32))
+    # the parts are sorted (``LayeredSearch._children`` sums each chunk's children), so a
+    # stable sort (timsort) only merges their runs: 3x faster than a quicksort (measured)
+    packed.sort(kind="stable")
+    halves = [packed]
+    if _THREADS > 1 and n >= 4 * _CHUNK:  # each thread sums the runs of half the keys
+        cut = int(np.searchsorted(packed, ((int(packed[n // 2 - 1]) >> 32) + 1) << 32))
         halves = [h for h in (packed[:cut], packed[cut:]) if len(h)]
     firsts = list(_in_rounds(_run_starts, [(h,) for h in halves]))
     # the keys and counts are written in place (why: no second copy of the largest layer)
     at = np.cumsum([0] + [len(f) for f in firsts])
-    keys, counts = np.empty(int(at[-1]), np.int64), np.empty(int(at[-1]), np.int64)
+    keys, counts = np.empty(int(at[-1]), np.int32), np.empty(int(at[-1]), np.int64)
 
     def fill(h: np.ndarray, first: np.ndarray, lo: int) -> None:
         mine = keys[lo:lo + len(first)]
         for j in range(0, len(first), _CHUNK):  # in chunks: no temporary of the keys' size
-            np.right_shift(h[first[j:j + _CHUNK]], 32, out=mine[j:j + _CHUNK])
-        h &= _LOW
-        np.add.reduceat(h, first, out=counts[lo:lo + len(first)])
+            np.right_shift(h[first[j:j + _CHUNK]], 32, out=mine[j:j + _CHUNK],
+                           casting="unsafe")
+        _run_sums(h, first, counts[lo:lo + len(first)])
 
     list(_in_rounds(fill, zip(halves, firsts, at[:-1].tolist(), strict=True)))
     return keys, counts
@@ -623,7 +682,7 @@ def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.n
     if n < 1 << spare:  # why: a plain sort of (key, index) is 5x faster than argsort
         packed, at = np.empty(n, np.int64), 0
         for k, _ in parts:
-            np.left_shift(k, spare, out=packed[at:at + len(k)])
+            np.left_shift(k.astype(np.int64, copy=False), spare, out=packed[at:at + len(k)])
             at += len(k)
         parts.clear()  # the parts are copied: free them before the sort's temporaries
         packed |= np.arange(n)
