@@ -212,6 +212,35 @@ def test_waiting_children_merge_to_distinct_keys_with_summed_counts(monkeypatch,
     assert keys.tolist() == [7] and counts.tolist() == [1 << 32]
 
 
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_a_chunks_children_are_summed_to_distinct_sorted_keys(monkeypatch, chunk):
+    if chunk:  # several chunks of runs: the running totals are cut apart
+        monkeypatch.setattr(chain_layers, "_CHUNK", chunk)
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 20, 200).astype(np.int32)
+    counts = rng.integers(1, 1 << 31, 200)
+    expected: dict[int, int] = {}
+    for k, c in zip(keys.tolist(), counts.tolist(), strict=True):
+        expected[k] = expected.get(k, 0) + c
+    pairs = chain_layers._sum_duplicates(keys, counts)
+    assert isinstance(pairs, tuple)  # a sum reached 2**32: (keys, counts), not packed
+    assert dict(zip(*(a.tolist() for a in pairs), strict=True)) == expected
+    small = counts % 1000
+    packed = chain_layers._sum_duplicates(keys, small)
+    got = dict(zip((packed >> 32).tolist(), (packed & 0xFFFFFFFF).tolist(), strict=True))
+    assert list(got) == sorted(expected) and got == {
+        k: sum(int(c) for kk, c in zip(keys, small, strict=True) if kk == k) for k in got}
+    # a pair of large sums unpacks the waiting children, packed parts then arrive as pairs
+    waiting = chain_layers._Waiting(packed=True)
+    waiting.add(3, packed)
+    waiting.add(3, chain_layers._sum_duplicates(keys, counts))
+    assert not waiting.packed
+    waiting.add(3, packed)
+    merged_keys, merged_counts = waiting.pop(3)
+    want = {k: expected[k] + 2 * got[k] for k in expected}
+    assert dict(zip(merged_keys.tolist(), merged_counts.tolist(), strict=True)) == want
+
+
 @pytest.mark.parametrize("patch", [("_PACKED_STONES", 0), ("_COUNT_LIMIT", 2)])
 def test_packed_and_unpacked_searches_agree(layered, monkeypatch, patch):
     texts = [t for t in map(scattered, range(12), [7] * 12) if State.from_text(t).chains()][:3]
