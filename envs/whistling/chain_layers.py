@@ -127,8 +127,8 @@ def _repeat_index(ends: np.ndarray) -> np.ndarray:
 
 
 def _popcount(a: np.ndarray) -> np.ndarray:
-    """Return the number of set bits of each non-negative int64 (NumPy 1.x has no
-    ``bitwise_count``)."""
+    """Return the number of set bits of each non-negative integer, as int8 (NumPy 1.x has no
+    ``bitwise_count``: int64 there)."""
     if hasattr(np, "bitwise_count"):
         return np.bitwise_count(a).view(np.int8)  # at most 63: no copy needed
     out = np.zeros(a.shape, np.int64)
@@ -182,6 +182,8 @@ class LayeredSearch:
                 if d % 3 != a:  # axis 3: the first hop of a turn, every direction
                     reach[:, a] |= by_dir[:, d]
         self.reach = reach.reshape(-1).astype(dt)
+        #: ray_reach[c * 6 + d]: every enemy stone some hop from c in direction d could take
+        self.ray_reach = by_dir.reshape(-1).astype(dt)
         self._lowest = m  # the lowest layer reached so far
         proj = t["proj"][:, self.cells]  # (6, m)
         nbytes = (m + 7) // 8
@@ -248,8 +250,10 @@ class LayeredSearch:
                 room = np.flatnonzero(free >= 3)
                 i, c, free = turn[room], c[room], free[room]
                 lft = left[i]
-                # the longest hop: own stones and the edge, the closer rule, enemy stones
-                k = np.minimum(free, (tops[d][which[i]] - proj[c] - 1) >> 1)
+                # first the cheapest test: a stone left some hop along the ray could take
+                # (about a third of the (node, direction) pairs pass)
+                ok = np.flatnonzero(self.ray_reach[c] & lft)
+                i, c, free, lft = i[ok], c[ok], free[ok], lft[ok]
                 at = c << 8
                 pair = self.enter_hit[0][at | (lft & 255)]
                 both = pair.view(np.int8)
@@ -257,7 +261,12 @@ class LayeredSearch:
                     more = self.enter_hit[b][at | ((lft >> (8 * b)) & 255)]
                     np.minimum(both, more.view(np.int8), out=both)
                 lo = both[0::2]  # the shortest hop that captures
-                k = np.minimum(k, both[1::2] - 1)  # short of the nearest enemy stone
+                # the longest hop: own stones and the edge, enemy stones (short of the nearest
+                # on the ray), then, for the pairs still with a hop, the closer rule
+                k = np.minimum(free, both[1::2] - 1)
+                ok = np.flatnonzero(lo <= k)
+                i, c, lft, lo = i[ok], c[ok], lft[ok], lo[ok]
+                k = np.minimum(k[ok], (tops[d][which[i]] - proj[c] - 1) >> 1)
                 ok = np.flatnonzero(lo <= k)
                 if not len(ok):
                     continue
