@@ -9,9 +9,10 @@ the lowest layer reached: every node on the way is a place a chain may pass) and
 each node's number of paths into its children, the number of maximal turns. A child with
 no enemy stone left in reach of any hop (``reach``) is a dead end: it is left out unless it
 lies in the lowest layer reached so far. Nothing per node is a Python object: a node is
-one int64 key ``left << 11 | cell << 2 | axis`` (enemy stones numbered 0..m-1), a layer a
-sorted array of keys, expanded in chunks by two threads. Memory is 4 bytes per node kept
-(the keys, for the hops below; 8 past 20 enemy stones) plus one layer's keys and counts and
+one integer key ``left << 11 | cell << 2 | axis`` (enemy stones numbered 0..m-1; int32 up to
+20 enemy stones, int64 past), a layer a sorted array of keys, expanded in chunks by two
+threads, each chunk's children sorted and their counts summed there. Memory is 4 bytes per
+node kept (the keys, for the hops below; 8 past 20 enemy stones) plus one layer's counts and
 the children waiting for their layers, all held under a bound in bytes.
 
 The hops of maximal chains (``kids``: first hops, the env's continuations, the turn
