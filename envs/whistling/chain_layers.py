@@ -313,21 +313,19 @@ class LayeredSearch:
             if counts.dtype != object and total >= 1 << 55:
                 counts = counts.astype(object)
                 waiting.to_object()
-            # the kept layers (this one's keys among them while listable), its keys, its counts
-            busy = self.nbytes() + (0 if self.listable else keys.nbytes) + 8 * len(keys)
             for groups in self._layer_children(keys, counts, p, waiting.packed):
                 for q, part in groups:
                     waiting.add(q, part)
-                if busy + waiting.need() > max_bytes:
+                if self._held(keys) + waiting.need() > max_bytes:
                     # over the bound: merge the waiting children (duplicates go); then drop
                     # the kept layers (they serve only to list the turns: N and the count go
                     # on); refuse only if that is not enough
                     waiting.shrink()
-                    if busy + waiting.need() > max_bytes and self.listable:
-                        self.listable, busy = False, busy - self.nbytes() + keys.nbytes
+                    if self._held(keys) + waiting.need() > max_bytes and self.listable:
+                        self.listable = False
                         self.layers.clear()
-                    if busy + waiting.need() > max_bytes:
-                        raise OverflowError(busy + waiting.need())
+                    if self._held(keys) + waiting.need() > max_bytes:
+                        raise OverflowError(self._held(keys) + waiting.need())
         self.floor = floor
         #: The most stones this stone's chains capture.
         self.best = self.m - floor
@@ -385,6 +383,11 @@ class LayeredSearch:
         if summed:
             return [(q, _sum_duplicates(k, n)) for q, k, n in groups if len(k)], lowest
         return [(q, (k, n)) for q, k, n in groups if len(k)], lowest
+
+    def _held(self, keys: np.ndarray) -> int:
+        """Return the bytes the search holds while it expands the layer ``keys``: the kept
+        layers (``keys`` among them while listable, else apart) and the layer's counts."""
+        return self.nbytes() + (0 if self.listable else keys.nbytes) + 8 * len(keys)
 
     def nbytes(self) -> int:
         """Return the bytes the kept layers hold."""
