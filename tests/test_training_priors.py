@@ -108,6 +108,106 @@ def test_prior_settings_are_validated(sets, message):
         load_config(TINY, sets)
 
 
+def test_training_keys_are_validated_and_prior_kl_needs_a_policy_prior():
+    from boardzoo.training.config_keys import refused_keys
+
+    for key in ("train.prior_kl", "train.policy_loss_weight"):
+        with pytest.raises(ConfigError, match=f"{key} must be 0 or more"):
+            load_config(TINY, ["game=ultima", f"{key}=-1"])
+    plain = load_config(TINY, ["game=loa"])
+    assert "model.policy_prior" in refused_keys(plain, ["train.prior_kl"])
+    ultima = load_config(REPO / "configs" / "ultima.yaml", ["train.prior_kl=1"])
+    assert refused_keys(ultima, ["train.prior_kl"]) is None
+
+
+# -- policy loss weight and the pull toward the prior ---------------------------------------
+def _ultima_batch(n: int, seed: int) -> dict[str, torch.Tensor]:
+    """A batch of ``n`` Ultima positions with random search targets on the legal actions."""
+    game = action_game("ultima")
+    states = random_action_states("ultima", n, seed=seed, max_plies=60)
+    rng = np.random.default_rng(seed)
+    mask = np.stack([game.action_mask(s).astype(bool) for s in states])
+    policy = rng.random(mask.shape).astype(np.float32) * mask
+    policy /= policy.sum(1, keepdims=True)
+    obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
+    return {"obs": torch.from_numpy(obs), "mask": torch.from_numpy(mask),
+            "policy": torch.from_numpy(policy), "value": torch.zeros(n),
+            "action_prior": torch.from_numpy(dense_action_prior("ultima", states, 4096))}
+
+
+def test_prior_kl_is_the_divergence_from_the_capture_policy():
+    """KL(softmax(2 x capture values) || the net's policy) over the legal moves, by hand."""
+    from boardzoo.training.learner import compute_loss
+
+    torch.manual_seed(0)
+    net = ultima_net("model.policy_prior=2", "model.value=learned")
+    batch = _ultima_batch(6, seed=11)
+    assert batch["action_prior"].sum() > 0  # some positions have captures
+    with torch.no_grad():
+        plain, pl, _ = compute_loss(net, batch, 0.0)
+        fresh, _, _ = compute_loss(net, batch, 0.0, prior_kl=5.0)
+        assert fresh.item() == pytest.approx(plain.item(), abs=1e-6)  # exactly its prior
+        net.bilinear.key.weight.normal_(0.0, 3.0)
+        net.bilinear.query.weight.normal_(0.0, 3.0)
+        plain, pl, _ = compute_loss(net, batch, 0.0)
+        pulled, _, _ = compute_loss(net, batch, 0.0, prior_kl=0.5)
+        logits, _ = net(batch["obs"], None, batch["action_prior"])
+    kls = []
+    for lg, m, ap in zip(logits.numpy().astype(np.float64), batch["mask"].numpy(),
+                         batch["action_prior"].numpy(), strict=True):
+        legal = np.flatnonzero(m)
+        p0 = np.exp(2.0 * ap[legal]) / np.exp(2.0 * ap[legal]).sum()
+        logq = lg[legal] - np.log(np.exp(lg[legal]).sum())
+        kls.append((p0 * (np.log(p0) - logq)).sum())
+    assert pulled.item() - plain.item() == pytest.approx(0.5 * np.mean(kls), rel=1e-4)
+    assert np.mean(kls) > 0.1
+
+
+def test_prior_kl_equals_mixing_the_target_with_the_prior():
+    """CE(target) + w KL(prior || policy) has the gradient of (1 + w) CE((target + w prior)
+    / (1 + w)): the pull toward the prior is a target mixed with it."""
+    from boardzoo.training.learner import compute_loss
+
+    torch.manual_seed(1)
+    net = ultima_net("model.policy_prior=2", "model.value=learned")
+    with torch.no_grad():
+        net.bilinear.key.weight.normal_()
+    batch = _ultima_batch(5, seed=12)
+    w = 0.7
+    prior = torch.softmax((2.0 * batch["action_prior"]).masked_fill(~batch["mask"], -math.inf), 1)
+    mixed = dict(batch, policy=(batch["policy"] + w * prior) / (1 + w))
+    grads = []
+    for b, kw in ((batch, {"prior_kl": w}), (mixed, {"policy_weight": 1 + w})):
+        net.zero_grad()
+        compute_loss(net, b, 0.0, **kw)[0].backward()
+        grads.append(net.bilinear.key.weight.grad.clone())
+    assert grads[0].abs().max() > 1e-4
+    assert torch.allclose(grads[0], grads[1], atol=1e-6)
+
+
+def test_policy_loss_weight_zero_trains_the_value_only():
+    from boardzoo.training.learner import Learner
+
+    cfg = load_config(REPO / "configs" / "ultima.yaml",
+                      ["model.channels=8", "model.blocks=1", "model.value=prior",
+                       "train.policy_loss_weight=0", "train.min_buffer=1", "train.batch_size=8",
+                       "train.steps_per_iteration=5", "train.replay_ratio=0"])
+    game = action_game("ultima")
+    learner = Learner(cfg, game)
+    batch = _ultima_batch(8, seed=13)
+    for k in range(8):
+        legal = np.flatnonzero(batch["mask"][k].numpy())
+        learner.buffer.add(batch["obs"][k].numpy(), legal.astype(np.int32),
+                           batch["policy"][k].numpy()[legal], 1.0 if k % 2 else -1.0,
+                           prior=0.1, action_prior=batch["action_prior"][k].numpy()[legal])
+    key = learner.net.bilinear.key.weight.clone()
+    value_out = learner.net.value_fc[-1].weight.clone()
+    learner.train_steps(1)
+    assert learner.last_steps == 5
+    assert torch.equal(learner.net.bilinear.key.weight, key)  # zero, and held there
+    assert not torch.equal(learner.net.value_fc[-1].weight, value_out)
+
+
 # -- value target and buffer ----------------------------------------------------------------
 def test_value_target_mixes_outcome_and_root_value():
     rec = GameRecord(0, players=[0, 1, 0], outcome=1.0, root_values=[0.2, -0.6, 0.0])

@@ -185,6 +185,8 @@ def validate(cfg: Config) -> Config:
     need(t.min_buffer >= 0, "train.min_buffer", "0 or more")
     need(t.value_loss_weight >= 0, "train.value_loss_weight", "0 or more")
     need(0 <= t.value_target_q <= 1, "train.value_target_q", "between 0 and 1")
+    need(t.policy_loss_weight >= 0, "train.policy_loss_weight", "0 or more")
+    need(t.prior_kl >= 0, "train.prior_kl", "0 or more")
     e = cfg.eval
     need(e.every >= 0, "eval.every", "0 or more")
     need(e.games >= 0, "eval.games", "0 or more")

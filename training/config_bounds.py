@@ -60,6 +60,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "train.min_buffer": (0, 10_000_000),
     "train.value_loss_weight": (0, 1000),
     "train.value_target_q": (0, 1),
+    "train.policy_loss_weight": (0, 1000),
+    "train.prior_kl": (0, 1000),
     "eval.every": (0, 1_000_000),
     "eval.games": (0, 100_000),
     "eval.simulations": (0, 100_000),

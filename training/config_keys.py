@@ -114,6 +114,9 @@ def no_effect(cfg: Config) -> dict[str, str]:
     if cfg.model.value == "static":
         none("train.value_loss_weight train.value_target_q",
              "the value is not trained with model.value: static")
+    if cfg.model.policy_prior <= 0:
+        none("train.prior_kl", "a network with an action prior only, and model.policy_prior "
+             "is 0")
     if cfg.model.policy_head != "bilinear":
         none("model.bilinear_dim", "model.policy_head bilinear only")
     else:

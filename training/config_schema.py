@@ -164,8 +164,13 @@ class TrainConfig:
     min_buffer: int = 256
     #: Apply a random board symmetry to every sampled position.
     augment: bool = True
-    #: Weight of the value loss (policy loss weight is 1).
+    #: Weight of the value loss.
     value_loss_weight: float = 1.0
+    #: Weight of the policy loss (0: the policy head stays as it is, only the value learns).
+    policy_loss_weight: float = 1.0
+    #: Weight of KL(the action prior's policy || the network's policy), a
+    #: ``model.policy_prior`` network only: holds the learnt policy near its prior.
+    prior_kl: float = 0.0
     #: Value target = (1 - w) x the game's outcome + w x the root search's value at that
     #: position (for the player to act): w > 0 damps the noise of one game's result.
     value_target_q: float = 0.0

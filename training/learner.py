@@ -1,10 +1,11 @@
 """The learner: the network, its optimiser and replay buffer, and the gradient steps.
 
-Loss = cross-entropy of the masked policy against the search policy +
-``value_loss_weight`` x MSE of the value against its target (the game's outcome, mixed
-with the root search value by ``train.value_target_q``). Batches are drawn from the
-replay buffer with a generator seeded by ``(seed, iteration)`` and a random board
-symmetry each (``train.augment``).
+Loss = ``policy_loss_weight`` x cross-entropy of the masked policy against the search
+policy + ``value_loss_weight`` x MSE of the value against its target (the game's outcome,
+mixed with the root search value by ``train.value_target_q``) + ``prior_kl`` x KL(the
+action prior's policy || the network's policy) for a ``model.policy_prior`` network.
+Batches are drawn from the replay buffer with a generator seeded by ``(seed, iteration)``
+and a random board symmetry each (``train.augment``).
 """
 
 from __future__ import annotations
@@ -38,14 +39,24 @@ def value_loss_weight(cfg: Config) -> float:
 
 
 def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
-                 value_weight: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Return (total, policy, value) losses of a batch (see the module docstring)."""
+                 value_weight: float = 1.0, policy_weight: float = 1.0,
+                 prior_kl: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Return (total, policy, value) losses of a batch (see the module docstring); the
+    policy loss is the cross-entropy alone, unweighted."""
     logits, value = net(batch["obs"], batch.get("prior"), batch.get("action_prior"))
     mask = batch["mask"]
     logp = masked_log_softmax(logits, mask).masked_fill(~mask, 0.0)
     policy_loss = -(batch["policy"] * logp).sum(-1).mean()
     value_loss = torch.mean((value - batch["value"]) ** 2)
-    return policy_loss + value_weight * value_loss, policy_loss, value_loss
+    total = policy_weight * policy_loss + value_weight * value_loss
+    if prior_kl > 0:
+        # The action prior's own policy (the fresh network's): a pull toward it keeps the
+        # prior's tactics; with the cross-entropy it amounts to a target mixed with it.
+        prior_logp = masked_log_softmax(net.policy_prior * batch["action_prior"], mask)
+        prior_logp = prior_logp.masked_fill(~mask, 0.0)
+        kl = (prior_logp.exp() * (prior_logp - logp)).sum(-1).mean()
+        total = total + prior_kl * kl
+    return total, policy_loss, value_loss
 
 
 class Learner:
@@ -89,7 +100,8 @@ class Learner:
         self.last_steps = steps
         for _ in range(steps):
             batch = self.buffer.sample(t.batch_size, rng, self.syms)
-            loss, pl, vl = compute_loss(self.net, batch, weight)
+            loss, pl, vl = compute_loss(self.net, batch, weight, t.policy_loss_weight,
+                                        t.prior_kl)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()

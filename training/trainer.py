@@ -7,9 +7,9 @@ One iteration:
 2. add their positions to the replay buffer;
 3. ``train.steps_per_iteration`` AdamW steps on symmetry-augmented batches, or
    with ``train.replay_ratio`` as many as the new positions call for (at most
-   ``steps_per_iteration``; see :func:`train_step_count`) (loss = cross-entropy
-   of the masked policy against the search policy + ``value_loss_weight`` x MSE
-   of the value against the game outcome);
+   ``steps_per_iteration``; see :func:`train_step_count`) (the loss of
+   :func:`compute_loss`: the policy's cross-entropy against the search policy,
+   the value's MSE against the game outcome, the pull toward the action prior);
 4. every ``eval.every`` iterations (and at the last one): the raw policy plays
    ``random``, the network with search plays each baseline and the previous
    best network; the best is replaced when the new one scores at least
