@@ -190,8 +190,9 @@ def test_policy_loss_weight_zero_trains_the_value_only():
 
     cfg = load_config(REPO / "configs" / "ultima.yaml",
                       ["model.channels=8", "model.blocks=1", "model.value=prior",
-                       "train.policy_loss_weight=0", "train.min_buffer=1", "train.batch_size=8",
-                       "train.steps_per_iteration=5", "train.replay_ratio=0"])
+                       "train.policy_loss_weight=0", "train.prior_kl=0", "train.min_buffer=1",
+                       "train.batch_size=8", "train.steps_per_iteration=5",
+                       "train.replay_ratio=0"])
     game = action_game("ultima")
     learner = Learner(cfg, game)
     batch = _ultima_batch(8, seed=13)
