@@ -52,7 +52,7 @@ def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
     if prior_kl > 0:
         # The action prior's own policy (the fresh network's): a pull toward it keeps the
         # prior's tactics; with the cross-entropy it amounts to a target mixed with it.
-        prior_logp = masked_log_softmax(net.policy_prior * batch["action_prior"], mask)
+        prior_logp = masked_log_softmax(net.prior_logits(batch["action_prior"]), mask)
         prior_logp = prior_logp.masked_fill(~mask, 0.0)
         kl = (prior_logp.exp() * (prior_logp - logp)).sum(-1).mean()
         total = total + prior_kl * kl

@@ -265,7 +265,7 @@ class PolicyValueNet(nn.Module):
             if action_prior is None:
                 raise ValueError("this network has model.policy_prior: pass the action prior "
                                  "(boardzoo.training.prior.dense_action_prior) to forward")
-            logits = logits + self.policy_prior * action_prior.to(logits.dtype)
+            logits = logits + self.prior_logits(action_prior.to(logits.dtype))
         v = self.value_conv(x)
         if mask is not None:
             v = v * mask
@@ -277,6 +277,11 @@ class PolicyValueNet(nn.Module):
                              "evaluation prior (boardzoo.training.prior.static_prior) to forward")
         z = self.value_fc(v.flatten(1)).squeeze(1) + prior.to(v.dtype)
         return logits, torch.tanh(z.clamp(-PRIOR_CLIP, PRIOR_CLIP))
+
+    def prior_logits(self, action_prior: torch.Tensor) -> torch.Tensor:
+        """Return the action prior's logits, ``policy_prior`` x ``action_prior``: what the
+        fresh network's policy is, and what ``train.prior_kl`` pulls the learnt one toward."""
+        return self.policy_prior * action_prior
 
 
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
