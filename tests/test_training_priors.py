@@ -219,6 +219,57 @@ def test_value_target_mixes_outcome_and_root_value():
     assert GameRecord(0, players=[1], outcome=0.5).values(0.5).tolist() == [-0.5]  # no values
 
 
+def test_capped_games_give_no_value_target_when_asked():
+    capped = GameRecord(0, players=[0, 1], outcome=0.4, root_values=[0.2, -0.6], capped=True)
+    assert np.allclose(capped.values(), [0.4, -0.4])  # the adjudicated result, as before
+    assert np.isnan(capped.values(0.5, capped=False)).all()
+    ended = GameRecord(0, players=[0, 1], outcome=-1.0, root_values=[0.2, -0.6])
+    assert ended.values(capped=False).tolist() == [-1.0, 1.0]
+    buf = ReplayBuffer(8, (1, 1, 1), 3)
+    buf.value_capped_games = False
+    for rec in (capped, ended):
+        rec.obs = [np.zeros((1, 1, 1), np.float32)] * 2
+        rec.actions = [np.array([0, 2], np.int32)] * 2
+        rec.probs = [np.array([0.5, 0.5], np.float32)] * 2
+        buf.add_game(rec)
+    other = ReplayBuffer(8, (1, 1, 1), 3)
+    other.load_state_dict(buf.state_dict())  # NaN survives a checkpoint
+    assert np.isnan(other.value[:2]).all() and other.value[2:4].tolist() == [-1.0, 1.0]
+
+
+def test_value_loss_leaves_out_positions_without_a_target():
+    from boardzoo.training.learner import compute_loss
+
+    torch.manual_seed(2)
+    net = ultima_net("model.value=learned")
+    with torch.no_grad():
+        net.value_fc[-1].weight.normal_()
+    batch = _ultima_batch(6, seed=14)
+    batch["value"] = torch.tensor([0.5, math.nan, -1.0, math.nan, 1.0, 0.0])
+    _, value = net(batch["obs"], None, batch["action_prior"])
+    known = [0, 2, 4, 5]
+    want = ((value.detach()[known] - batch["value"][known]) ** 2).mean()
+    net.zero_grad()
+    total, _, got = compute_loss(net, batch, 1.0)
+    assert got.item() == pytest.approx(want.item(), rel=1e-6) and want > 0
+    total.backward()
+    assert all(torch.isfinite(q.grad).all() for q in net.parameters() if q.grad is not None)
+    batch["value"] = torch.full((6,), math.nan)  # no position has a target: no value loss
+    net.zero_grad()
+    _, _, none_known = compute_loss(net, batch, 1.0, policy_weight=0.0)
+    none_known.backward()
+    assert none_known.item() == 0.0 and net.value_fc[-1].weight.grad.abs().max() == 0.0
+
+
+def test_value_capped_games_is_refused_with_a_static_value():
+    with pytest.raises(ConfigError, match="train.value_capped_games has no effect here "
+                       r"\(the value is not trained with model.value: static\)"):
+        load_config(REPO / "configs" / "ultima.yaml", ["train.value_capped_games=false"])
+    learned = load_config(REPO / "configs" / "ultima.yaml",
+                          ["model.value=prior", "train.value_capped_games=false"])
+    assert learned.train.value_capped_games is False
+
+
 def test_buffer_keeps_action_priors_through_its_state_dict():
     buf = ReplayBuffer(8, (2, 2, 1), 5, action_priors=True)
     for k in range(6):

@@ -33,6 +33,9 @@ class ReplayBuffer:
         #: Weight of the root search value in the value targets of added games
         #: (``train.value_target_q``; see :meth:`GameRecord.values`).
         self.value_target_q = 0.0
+        #: Whether games stopped at the move cap give value targets
+        #: (``train.value_capped_games``); if not, their positions hold NaN, no target.
+        self.value_capped_games = True
         self.obs_shape = tuple(obs_shape)
         self.num_actions = num_actions
         self.obs = np.zeros((capacity, *obs_shape), dtype=np.float16)
@@ -53,7 +56,7 @@ class ReplayBuffer:
 
     def add_game(self, rec: GameRecord) -> None:
         """Add every position of a self-play game with its outcome for the player to act."""
-        values = rec.values(self.value_target_q)
+        values = rec.values(self.value_target_q, self.value_capped_games)
         for k in range(len(rec.obs)):
             self.add(rec.obs[k], rec.actions[k], rec.probs[k], float(values[k]),
                      rec.priors[k] if rec.priors else 0.0,

@@ -112,7 +112,7 @@ def no_effect(cfg: Config) -> dict[str, str]:
         none("play.gumbel_m", "Gumbel play only, and the network plays with PUCT "
              "(play.root, else mcts.root)")
     if cfg.model.value == "static":
-        none("train.value_loss_weight train.value_target_q",
+        none("train.value_loss_weight train.value_target_q train.value_capped_games",
              "the value is not trained with model.value: static")
     if cfg.model.policy_prior <= 0:
         none("train.prior_kl", "a network with an action prior only, and model.policy_prior "

@@ -174,6 +174,9 @@ class TrainConfig:
     #: Value target = (1 - w) x the game's outcome + w x the root search's value at that
     #: position (for the player to act): w > 0 damps the noise of one game's result.
     value_target_q: float = 0.0
+    #: Train the value on games stopped at ``selfplay.max_moves`` too (on their adjudicated
+    #: result, or a draw); false: only games the rules ended give value targets.
+    value_capped_games: bool = True
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Loss = ``policy_loss_weight`` x cross-entropy of the masked policy against the search
 policy + ``value_loss_weight`` x MSE of the value against its target (the game's outcome,
-mixed with the root search value by ``train.value_target_q``) + ``prior_kl`` x KL(the
+mixed with the root search value by ``train.value_target_q``; positions without a target,
+NaN, left out) + ``prior_kl`` x KL(the
 action prior's policy || the network's policy) for a ``model.policy_prior`` network.
 Batches are drawn from the replay buffer with a generator seeded by ``(seed, iteration)``
 and a random board symmetry each (``train.augment``).
@@ -47,7 +48,12 @@ def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
     mask = batch["mask"]
     logp = masked_log_softmax(logits, mask).masked_fill(~mask, 0.0)
     policy_loss = -(batch["policy"] * logp).sum(-1).mean()
-    value_loss = torch.mean((value - batch["value"]) ** 2)
+    target = batch["value"]
+    known = ~torch.isnan(target)  # NaN: no value target (train.value_capped_games: false)
+    if bool(known.all()):
+        value_loss = torch.mean((value - target) ** 2)
+    else:  # the mean over the positions that have a target (0 if none has)
+        value_loss = torch.where(known, value - target, 0.0).pow(2).sum() / known.sum().clamp(min=1)
     total = policy_weight * policy_loss + value_weight * value_loss
     if prior_kl > 0:
         # The action prior's own policy (the fresh network's): a pull toward it keeps the
@@ -74,6 +80,7 @@ class Learner:
                                    game.num_actions, priors=cfg.model.value_prior,
                                    action_priors=cfg.model.policy_prior > 0)
         self.buffer.value_target_q = cfg.train.value_target_q
+        self.buffer.value_capped_games = cfg.train.value_capped_games
         self.syms = symmetries
         #: Gradient steps of the last call of :meth:`train_steps`.
         self.last_steps = 0
