@@ -2,9 +2,9 @@
 
 Loss = ``policy_loss_weight`` x cross-entropy of the masked policy against the search
 policy + ``value_loss_weight`` x MSE of the value against its target (the game's outcome,
-mixed with the root search value by ``train.value_target_q``; positions without a target,
-NaN, left out) + ``prior_kl`` x KL(the
-action prior's policy || the network's policy) for a ``model.policy_prior`` network.
+mixed with the root search value by ``train.value_target_q``; positions whose target is
+NaN, none, are left out) + ``prior_kl`` x KL(the action prior's policy || the network's
+policy) for a ``model.policy_prior`` network.
 Batches are drawn from the replay buffer with a generator seeded by ``(seed, iteration)``
 and a random board symmetry each (``train.augment``).
 """
