@@ -50,7 +50,7 @@ def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
     policy_loss = -(batch["policy"] * logp).sum(-1).mean()
     target = batch["value"]
     known = ~torch.isnan(target)  # NaN: no value target (train.value_capped_games: false)
-    if bool(known.all()):
+    if bool(known.all()):  # the expression runs always used, so that they repeat bit for bit
         value_loss = torch.mean((value - target) ** 2)
     else:  # the mean over the positions that have a target (0 if none has)
         value_loss = torch.where(known, value - target, 0.0).pow(2).sum() / known.sum().clamp(min=1)
