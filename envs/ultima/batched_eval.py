@@ -45,12 +45,15 @@ def priors(engine: BatchedUltima, batch: UltimaBatch, value: bool = True,
     count = torch.zeros(n * sides, dtype=torch.int64, device=g.device).index_add_(
         0, g, popcount(dest))
     # every pseudo-legal move of the side to move (rows < n) and what it captures
+    on = (g < n).nonzero().squeeze(1)
+    g, f, kind, dest = take(g, on), take(f, on), take(kind, on), take(dest, on)
     row, t = tb.expand(dest).nonzero(as_tuple=True)
     g, f, kind = take(g, row), take(f, row), take(kind, row)
-    on = (g < n).nonzero().squeeze(1)
-    g, f, kind, t = take(g, on), take(f, on), take(kind, on), take(t, on)
     caps = captures(tb, kind, f, t, take(us[0] | them[0], g), take(us[0], g),
                     [take(a, g) for a in them], take(square_of(us[K]), g))
+    # most moves take nothing: value only the captures
+    hit = (caps != 0).nonzero().squeeze(1)
+    g, f, t, caps = take(g, hit), take(f, hit), take(t, hit), take(caps, hit)
     square_value = _CODE_VALUE.to(g.device).index_select(0, batch.codes.view(-1).long() & 15)
     taken = (tb.expand(caps) * take(square_value.view(n, 64), g)).sum(1)
     evaluation = prior = None

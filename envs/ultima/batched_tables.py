@@ -202,7 +202,10 @@ class Tables:
 
     def expand(self, x: torch.Tensor) -> torch.Tensor:
         """Return (..., 64) bool: the bits of the bitboards ``x``."""
-        return (x.unsqueeze(-1) >> self.arange64 & 1).bool()
+        # one 8-byte lookup per byte (little-endian: byte k holds squares 8k..8k+7), several
+        # times cheaper on a CPU than shifting every bitboard 64 times
+        byte = x.contiguous().view(torch.uint8).view(-1).int()
+        return self.byte_bits.index_select(0, byte).view(torch.bool).view(*x.shape, 64)
 
 
 _M1, _M2, _M4 = s64(0x5555555555555555), s64(0x3333333333333333), s64(0x0F0F0F0F0F0F0F0F)
