@@ -90,6 +90,8 @@ def test_bilinear_logits_are_query_key_products_plus_kind_bias(name, grid):
     net = build_net(small(name, "model.policy_head=bilinear", "model.bilinear_dim=4",
                           f"model.internal_grid={grid}"), game).eval()
     head = net.bilinear
+    # Ultima's cells and pairs are in order: the head skips both gathers (checked below)
+    assert head.cells_in_order == head.pairs_in_order == (name == "ultima")
     torch.nn.init.normal_(head.kind_bias)
     states = random_action_states(name, 2, seed=1, max_plies=10)
     seen = {}

@@ -124,13 +124,21 @@ class BilinearPolicy(nn.Module):
                              persistent=False)
         self.register_buffer("kinds", torch.as_tensor(np.asarray(layout.kinds, dtype=np.int64)),
                              persistent=False)
+        # an 8x8 board's cells and pairs are already in order (Ultima): skip two copies a call
+        self.cells_in_order = bool(np.array_equal(cell_feature, np.arange(n)))
+        self.pairs_in_order = bool(both.all() and np.array_equal(index, np.arange(n * n)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Map trunk features ``(B, C, H, W)`` to logits ``(B, A)``."""
-        cells = x.flatten(2)[:, :, self.cell_feature].transpose(1, 2)  # (B, N, C)
+        cells = x.flatten(2)
+        if not self.cells_in_order:
+            cells = cells[:, :, self.cell_feature]
+        cells = cells.transpose(1, 2)  # (B, N, C)
         scores = torch.bmm(self.query(cells), self.key(cells).transpose(1, 2)) * self.scale
         # (no copy of the n x n scores with a zero appended: a large copy per call)
-        logits = scores.flatten(1).index_select(1, self.pair_index)
+        logits = scores.flatten(1)
+        if not self.pairs_in_order:
+            logits = logits.index_select(1, self.pair_index)
         if self.no_pair is not None:
             logits = logits.masked_fill(self.no_pair, 0.0)
         return logits + self.kind_bias[self.kinds]
