@@ -84,8 +84,10 @@ def test_search_agents_stop_at_the_time_limit(game: str, spec: str) -> None:
     record = play_game(game, agents, max_moves=4)
     assert record["think_moves"] == [2, 2]
     # a search with work left uses its time (at least one simulation/iteration) and stops
-    # there; the slack is for one slow simulation on a busy machine
-    assert 0.2 <= record["max_move_seconds"][0] < 1.5
+    # there. The slack is for one slow simulation (a long random LOA playout) on a busy CI
+    # machine, which took 1.56 s once; each search here ignoring its limit would run for
+    # minutes (or forever: an uncounted timed MCTS), so 5 s still catches that.
+    assert 0.2 <= record["max_move_seconds"][0] < 5.0
     # every move of the searching agent with a choice to make used its time (which position
     # it meets second depends on how deep its timed first search got, so a forced one, played
     # at once, can come up on a busy machine)
