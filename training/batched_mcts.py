@@ -34,6 +34,8 @@ from .config import MCTSConfig
 from .knowledge import Knowledge
 
 #: batch of states -> (logits (n, num_actions), values (n,) for each state's player to move).
+#: An evaluator with a method ``evaluate_at(batch, rows, actions)`` -> (logits (K,) of those
+#: (row, action) pairs, values (n,)) is asked for the legal actions' logits only.
 Evaluator = Callable[[BatchState], tuple[torch.Tensor, torch.Tensor]]
 
 
@@ -56,6 +58,20 @@ class NetBatchEvaluator:
         with torch.inference_mode():
             priors = Knowledge.inputs(*self.knowledge.batched(self.engine, batch))
             logits, values = self.net(self.engine.observation(batch), **priors)
+        self.calls += 1
+        self.positions += batch.size
+        return logits, values
+
+    def evaluate_at(self, batch: BatchState, rows: torch.Tensor, actions: torch.Tensor,
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return the logits ``(K,)`` of the (row, action) pairs and the values ``(B,)``:
+        :meth:`__call__`'s, up to rounding, without scoring every action."""
+        if self.net.training:
+            self.net.eval()
+        with torch.inference_mode():
+            priors = Knowledge.inputs(*self.knowledge.batched(self.engine, batch))
+            logits, values = self.net.forward_at(self.engine.observation(batch), rows, actions,
+                                                 **priors)
         self.calls += 1
         self.positions += batch.size
         return logits, values
@@ -122,9 +138,14 @@ class BatchedSearch:
         t = self.tree
         if states is None:
             states = t.pool.index(games * t.max_nodes + nodes)
-        mask = self.engine.legal_mask(states)
-        logits, values = self.evaluate(states)
-        self.tree = expand(t, games, nodes, mask, logits, values)
+        rows, cols = self.engine.legal_mask(states).nonzero(as_tuple=True)
+        evaluate_at = getattr(self.evaluate, "evaluate_at", None)
+        if evaluate_at is None:
+            logits, values = self.evaluate(states)
+            legal_logits = logits[rows, cols]
+        else:
+            legal_logits, values = evaluate_at(states, rows, cols)
+        self.tree = expand(t, games, nodes, rows, cols, legal_logits, values)
         self.evaluations += len(games)
         return values.to(torch.float64)
 

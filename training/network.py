@@ -124,16 +124,38 @@ class BilinearPolicy(nn.Module):
                              persistent=False)
         self.register_buffer("kinds", torch.as_tensor(np.asarray(layout.kinds, dtype=np.int64)),
                              persistent=False)
+        # each action's two cells (0 where it has none: its score is zeroed), for logits_at
+        self.register_buffer("pair_from", torch.as_tensor(np.where(both, pairs[:, 0], 0)),
+                             persistent=False)
+        self.register_buffer("pair_to", torch.as_tensor(np.where(both, pairs[:, 1], 0)),
+                             persistent=False)
         # an 8x8 board's cells and pairs are already in order (Ultima): skip two copies a call
         self.cells_in_order = bool(np.array_equal(cell_feature, np.arange(n)))
         self.pairs_in_order = bool(both.all() and np.array_equal(index, np.arange(n * n)))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Map trunk features ``(B, C, H, W)`` to logits ``(B, A)``."""
+    def _cells(self, x: torch.Tensor) -> torch.Tensor:
+        """Return the board cells' features ``(B, N, C)`` of trunk features ``(B, C, H, W)``."""
         cells = x.flatten(2)
         if not self.cells_in_order:
             cells = cells[:, :, self.cell_feature]
-        cells = cells.transpose(1, 2)  # (B, N, C)
+        return cells.transpose(1, 2)
+
+    def logits_at(self, x: torch.Tensor, rows: torch.Tensor,
+                  actions: torch.Tensor) -> torch.Tensor:
+        """Return the logits ``(K,)`` of actions ``actions`` of batch rows ``rows``: those of
+        :meth:`forward` up to rounding. A search needs only the legal actions, a few hundred
+        of Whistling's 39,720, and the full (cell x cell) product costs most of a forward."""
+        cells = self._cells(x)
+        q = self.query(cells)[rows, self.pair_from[actions]]
+        k = self.key(cells)[rows, self.pair_to[actions]]
+        scores = (q * k).sum(1) * self.scale
+        if self.no_pair is not None:
+            scores = scores.masked_fill(self.no_pair[actions], 0.0)
+        return scores + self.kind_bias[self.kinds[actions]]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Map trunk features ``(B, C, H, W)`` to logits ``(B, A)``."""
+        cells = self._cells(x)  # (B, N, C)
         scores = torch.bmm(self.query(cells), self.key(cells).transpose(1, 2)) * self.scale
         # (no copy of the n x n scores with a zero appended: a large copy per call)
         logits = scores.flatten(1)
@@ -240,6 +262,42 @@ class PolicyValueNet(nn.Module):
         ``(B, A)`` (:func:`boardzoo.training.prior.dense_action_prior`) likewise by a
         ``policy_prior`` network.
         """
+        x, mask = self._trunk(obs)
+        if self.bilinear is not None:
+            logits = self.bilinear(x)
+        else:
+            logits = self._conv_policy(x, mask)
+        if self.policy_prior:
+            logits = logits + self.prior_logits(self._need(action_prior).to(logits.dtype))
+        return logits, self._value(x, mask, prior)
+
+    def forward_at(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor,
+                   prior: torch.Tensor | None = None,
+                   action_prior: torch.Tensor | None = None,
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return (the logits ``(K,)`` of actions ``actions`` of rows ``rows``, values
+        ``(B,)``): :meth:`forward`'s ``logits[rows, actions]`` and values, up to rounding,
+        without scoring every action (the bilinear head; other heads gather)."""
+        if self.bilinear is None:
+            logits, value = self.forward(obs, prior, action_prior)
+            return logits[rows, actions], value
+        x, mask = self._trunk(obs)
+        logits = self.bilinear.logits_at(x, rows, actions)
+        if self.policy_prior:
+            at = self._need(action_prior)[rows, actions]
+            logits = logits + self.prior_logits(at.to(logits.dtype))
+        return logits, self._value(x, mask, prior)
+
+    @staticmethod
+    def _need(action_prior: torch.Tensor | None) -> torch.Tensor:
+        """Return the action prior a ``policy_prior`` network was given, or refuse."""
+        if action_prior is None:
+            raise ValueError("this network has model.policy_prior: pass the action prior "
+                             "(boardzoo.training.prior.dense_action_prior) to forward")
+        return action_prior
+
+    def _trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Return the trunk's features ``(B, C, H, W)`` of observations and the cell mask."""
         x = obs.permute(0, 3, 1, 2)
         mask = None
         if self.grid is not None:
@@ -254,37 +312,36 @@ class PolicyValueNet(nn.Module):
             x = x * mask
         for block in self.blocks:
             x = block(x, mask)
-        if self.bilinear is not None:
-            logits = self.bilinear(x)
-        else:
-            p = self.policy_conv(x)
-            if mask is not None:
-                p = p * mask
-            if self.layout is None:
-                logits = self.policy_fc(p.flatten(1))
-            else:
-                # (B, per_cell, H*W) -> the board cells -> (B, cells * per_cell), cell-major
-                cells = self.policy_cells(p).flatten(2)[:, :, self.cell_grid]
-                logits = cells.transpose(1, 2).flatten(1)
-                if self.policy_extra is not None:
-                    pooled = x.mean(dim=(2, 3))
-                    logits = torch.cat([logits, self.policy_extra(pooled)], dim=1)
-        if self.policy_prior:
-            if action_prior is None:
-                raise ValueError("this network has model.policy_prior: pass the action prior "
-                                 "(boardzoo.training.prior.dense_action_prior) to forward")
-            logits = logits + self.prior_logits(action_prior.to(logits.dtype))
+        return x, mask
+
+    def _conv_policy(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Return the linear or conv policy head's logits ``(B, A)``."""
+        p = self.policy_conv(x)
+        if mask is not None:
+            p = p * mask
+        if self.layout is None:
+            return self.policy_fc(p.flatten(1))
+        # (B, per_cell, H*W) -> the board cells -> (B, cells * per_cell), cell-major
+        cells = self.policy_cells(p).flatten(2)[:, :, self.cell_grid]
+        logits = cells.transpose(1, 2).flatten(1)
+        if self.policy_extra is not None:
+            pooled = x.mean(dim=(2, 3))
+            logits = torch.cat([logits, self.policy_extra(pooled)], dim=1)
+        return logits
+
+    def _value(self, x: torch.Tensor, mask: torch.Tensor | None,
+               prior: torch.Tensor | None) -> torch.Tensor:
+        """Return the value head's values ``(B,)`` (with the value prior where it has one)."""
         v = self.value_conv(x)
         if mask is not None:
             v = v * mask
         if not self.value_prior:
-            value = torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
-            return logits, value
+            return torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
         if prior is None:
             raise ValueError("this network has a value prior (model.value): pass the static "
                              "evaluation prior (boardzoo.training.prior.static_prior) to forward")
         z = self.value_fc(v.flatten(1)).squeeze(1) + prior.to(v.dtype)
-        return logits, torch.tanh(z.clamp(-PRIOR_CLIP, PRIOR_CLIP))
+        return torch.tanh(z.clamp(-PRIOR_CLIP, PRIOR_CLIP))
 
     def prior_logits(self, action_prior: torch.Tensor) -> torch.Tensor:
         """Return the action prior's logits, ``policy_prior`` x ``action_prior``: what the

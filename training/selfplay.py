@@ -115,6 +115,42 @@ class NetEvaluator:
         self.positions += len(states)
         return logits.numpy(), values.numpy()
 
+    def evaluate_at(self, states: list[Any], legal: list[np.ndarray],
+                    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Return (each state's logits of its actions ``legal[i]``, values): those of
+        :meth:`__call__`, up to rounding, without scoring every action."""
+        game = self.game
+        obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
+        if self.net.training:
+            self.net.eval()
+        priors = Knowledge.inputs(*self.knowledge.reference(states))
+        rows = np.repeat(np.arange(len(states)), [len(a) for a in legal])
+        actions = np.concatenate(legal) if legal else np.zeros(0, np.int64)
+        with torch.inference_mode():
+            logits, values = self.net.forward_at(torch.from_numpy(obs), torch.from_numpy(rows),
+                                                 torch.from_numpy(actions), **priors)
+        if self.policy_temperature != 1.0:
+            logits = logits / self.policy_temperature
+        self.calls += 1
+        self.positions += len(states)
+        return np.split(logits.numpy(), np.cumsum([len(a) for a in legal])[:-1]), values.numpy()
+
+
+def _evaluate_leaves(evaluate: Any, game: Any, leaves: list[tuple[_Slot, Node]]) -> None:
+    """Evaluate the leaves in one batch and expand them; an evaluator with ``evaluate_at``
+    scores only each leaf's legal actions."""
+    states = [leaf.state for _, leaf in leaves]
+    evaluate_at = getattr(evaluate, "evaluate_at", None)
+    if evaluate_at is None:
+        logits, values = evaluate(states)
+        for k, (slot, leaf) in enumerate(leaves):
+            slot.search.expand(leaf, logits[k], float(values[k]))
+        return
+    legal = [np.asarray(game.legal_actions(s), dtype=np.int64) for s in states]
+    logits, values = evaluate_at(states, legal)
+    for k, (slot, leaf) in enumerate(leaves):
+        slot.search.expand(leaf, logits[k], float(values[k]), legal[k])
+
 
 def adjudicate(game_name: str, state) -> float:
     """Score an unfinished game for player 0 in [-1, 1] by the game's static evaluation."""
@@ -262,9 +298,7 @@ def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],
                     leaves.append((slot, leaf))
                     break
         if leaves:
-            logits, values = evaluate([leaf.state for _, leaf in leaves])
-            for k, (slot, leaf) in enumerate(leaves):
-                slot.search.expand(leaf, logits[k], float(values[k]))
+            _evaluate_leaves(evaluate, game, leaves)
         still: list[tuple[int, _Slot]] = []
         for idx, slot in slots:
             if slot.search.finished() and slot.step():
