@@ -120,3 +120,43 @@ def test_selfplay_on_legal_logits_gives_the_dense_targets(name):
             assert all(np.allclose(x, y, atol=1e-5) for x, y in
                        zip(r.probs, d.probs, strict=True))
             assert np.allclose(r.root_values, d.root_values, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["ultima", "whistling"])
+def test_training_loss_on_legal_logits_equals_the_dense_loss(name):
+    from boardzoo.training.learner import _dense_policy_losses, _legal_policy_losses
+
+    cfg, game = small_config(name), action_game(name)
+    net = random_net(cfg, game).train()
+    states = positions(name, 10, seed=6)
+    rng = np.random.default_rng(1)
+    mask = np.zeros((len(states), game.num_actions), dtype=bool)
+    policy = np.zeros(mask.shape, dtype=np.float32)
+    for i, s in enumerate(states):
+        legal = game.legal_actions(s)
+        mask[i, legal] = True
+        policy[i, legal] = rng.dirichlet(np.ones(len(legal)))
+    value, action_prior = Knowledge.for_net(net).reference(states)
+    batch = {"obs": torch.from_numpy(np.stack([game.observation(s, game.to_move(s))
+                                               for s in states])),
+             "mask": torch.from_numpy(mask), "policy": torch.from_numpy(policy)}
+    batch.update({k: v for k, v in (("prior", value), ("action_prior", action_prior))
+                  if v is not None})
+    batch = {k: torch.as_tensor(v) for k, v in batch.items()}
+    results = []
+    for losses in (_dense_policy_losses, _legal_policy_losses):
+        net.zero_grad()
+        value, policy_loss, kl = losses(net, batch, bool(net.policy_prior))
+        total = policy_loss + (kl if kl is not None else 0) + value.sum()
+        total.backward()
+        grads = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+        kl = None if kl is None else kl.detach()
+        results.append((value.detach(), policy_loss.detach(), kl, grads))
+    (v0, p0, k0, g0), (v1, p1, k1, g1) = results
+    assert torch.equal(v0, v1) and float(p0) > 1.0
+    assert torch.allclose(p0, p1, atol=1e-5, rtol=1e-5)
+    assert (k0 is None) == (k1 is None) == (not net.policy_prior)
+    if k0 is not None:
+        assert float(k0) > 0.01 and torch.allclose(k0, k1, atol=1e-5, rtol=1e-5)
+    assert len(g0) == len(g1) > 4
+    assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(g0, g1, strict=True))

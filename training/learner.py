@@ -44,10 +44,10 @@ def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
                  prior_kl: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (total, policy, value) losses of a batch (see the module docstring); the
     policy loss is the cross-entropy alone, unweighted."""
-    logits, value = net(batch["obs"], batch.get("prior"), batch.get("action_prior"))
-    mask = batch["mask"]
-    logp = masked_log_softmax(logits, mask).masked_fill(~mask, 0.0)
-    policy_loss = -(batch["policy"] * logp).sum(-1).mean()
+    if getattr(net, "bilinear", None) is not None:
+        value, policy_loss, kl = _legal_policy_losses(net, batch, prior_kl > 0)
+    else:
+        value, policy_loss, kl = _dense_policy_losses(net, batch, prior_kl > 0)
     target = batch["value"]
     known = ~torch.isnan(target)  # NaN: no value target (train.value_capped_games: false)
     if bool(known.all()):  # the expression runs always used, so that they repeat bit for bit
@@ -56,13 +56,53 @@ def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
         value_loss = torch.where(known, value - target, 0.0).pow(2).sum() / known.sum().clamp(min=1)
     total = policy_weight * policy_loss + value_weight * value_loss
     if prior_kl > 0:
+        total = total + prior_kl * kl
+    return total, policy_loss, value_loss
+
+
+def _dense_policy_losses(net: torch.nn.Module, batch: dict[str, torch.Tensor], with_kl: bool,
+                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Return (values, the policy's cross-entropy, the KL from the action prior's policy or
+    None) from every action's logits."""
+    logits, value = net(batch["obs"], batch.get("prior"), batch.get("action_prior"))
+    mask = batch["mask"]
+    logp = masked_log_softmax(logits, mask).masked_fill(~mask, 0.0)
+    policy_loss = -(batch["policy"] * logp).sum(-1).mean()
+    kl = None
+    if with_kl:
         # The action prior's own policy (the fresh network's): a pull toward it keeps the
         # prior's tactics; with the cross-entropy it amounts to a target mixed with it.
         prior_logp = masked_log_softmax(net.prior_logits(batch["action_prior"]), mask)
         prior_logp = prior_logp.masked_fill(~mask, 0.0)
         kl = (prior_logp.exp() * (prior_logp - logp)).sum(-1).mean()
-        total = total + prior_kl * kl
-    return total, policy_loss, value_loss
+    return value, policy_loss, kl
+
+
+def _legal_policy_losses(net: torch.nn.Module, batch: dict[str, torch.Tensor], with_kl: bool,
+                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """:func:`_dense_policy_losses` (equal up to rounding) from the legal actions' logits
+    alone: the bilinear head's full (cell x cell) product costs most of a training step."""
+    mask = batch["mask"]
+    rows, cols = mask.nonzero(as_tuple=True)
+    logits, value = net.forward_at(batch["obs"], rows, cols, batch.get("prior"),
+                                   batch.get("action_prior"))
+    n = mask.shape[0]
+    logp = logits - _row_logsumexp(logits, rows, n)[rows]
+    policy_loss = -(batch["policy"][rows, cols] * logp).sum() / n
+    kl = None
+    if with_kl:
+        prior = net.prior_logits(batch["action_prior"][rows, cols])
+        prior_logp = prior - _row_logsumexp(prior, rows, n)[rows]
+        kl = (prior_logp.exp() * (prior_logp - logp)).sum() / n
+    return value, policy_loss, kl
+
+
+def _row_logsumexp(x: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
+    """Return the logsumexp ``(n,)`` of the entries of ``x`` in each row (``rows[i]``: the row
+    of ``x[i]``; every row has one at least)."""
+    top = x.new_full((n,), -torch.inf).scatter_reduce(0, rows, x.detach(), "amax")
+    total = x.new_zeros(n).index_add(0, rows, torch.exp(x - top[rows]))
+    return top + torch.log(total)
 
 
 class Learner:
