@@ -160,3 +160,18 @@ def test_training_loss_on_legal_logits_equals_the_dense_loss(name):
         assert float(k0) > 0.01 and torch.allclose(k0, k1, atol=1e-5, rtol=1e-5)
     assert len(g0) == len(g1) > 4
     assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(g0, g1, strict=True))
+
+
+@pytest.mark.parametrize("name", ["ultima", "whistling"])
+def test_a_played_search_on_legal_logits_equals_the_dense_search(name):
+    from boardzoo.training.mcts import run_search
+
+    cfg, game = small_config(name), action_game(name)
+    net = random_net(cfg, game)
+    evaluate = NetEvaluator(net, game)
+    for state in positions(name, 3, seed=8):
+        legal, dense = (run_search(game, e, state, cfg.mcts, np.random.default_rng(0), 24)
+                        for e in (evaluate, dense_only(evaluate)))
+        assert legal.root.actions.tolist() == dense.root.actions.tolist()
+        assert legal.root.N.tolist() == dense.root.N.tolist() and legal.root.N.sum() > 0
+        assert np.allclose(legal.root.logits, dense.root.logits, atol=1e-5)

@@ -317,6 +317,21 @@ def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Ge
             break
         leaf = search.select()
         if leaf is not None:
-            logits, values = net_eval([leaf.state])
-            search.expand(leaf, logits[0], float(values[0]))
+            evaluate_leaves(net_eval, game, [(search, leaf)])
     return search
+
+
+def evaluate_leaves(net_eval, game, leaves: list[tuple[Search, Node]]) -> None:
+    """Evaluate the leaves of searches in one batch and expand them; an evaluator with
+    ``evaluate_at(states, legal actions)`` scores only each leaf's legal actions."""
+    states = [leaf.state for _, leaf in leaves]
+    evaluate_at = getattr(net_eval, "evaluate_at", None)
+    if evaluate_at is None:
+        logits, values = net_eval(states)
+        for k, (search, leaf) in enumerate(leaves):
+            search.expand(leaf, logits[k], float(values[k]))
+        return
+    legal = [np.asarray(game.legal_actions(s), dtype=np.int64) for s in states]
+    logits, values = evaluate_at(states, legal)
+    for k, (search, leaf) in enumerate(leaves):
+        search.expand(leaf, logits[k], float(values[k]), legal[k])

@@ -38,7 +38,7 @@ from boardzoo.agents.evaluation import get_evaluator, get_scale
 
 from .config import Config
 from .knowledge import Knowledge
-from .mcts import Node, Search
+from .mcts import Node, Search, evaluate_leaves
 
 
 @dataclass
@@ -134,22 +134,6 @@ class NetEvaluator:
         self.calls += 1
         self.positions += len(states)
         return np.split(logits.numpy(), np.cumsum([len(a) for a in legal])[:-1]), values.numpy()
-
-
-def _evaluate_leaves(evaluate: Any, game: Any, leaves: list[tuple[_Slot, Node]]) -> None:
-    """Evaluate the leaves in one batch and expand them; an evaluator with ``evaluate_at``
-    scores only each leaf's legal actions."""
-    states = [leaf.state for _, leaf in leaves]
-    evaluate_at = getattr(evaluate, "evaluate_at", None)
-    if evaluate_at is None:
-        logits, values = evaluate(states)
-        for k, (slot, leaf) in enumerate(leaves):
-            slot.search.expand(leaf, logits[k], float(values[k]))
-        return
-    legal = [np.asarray(game.legal_actions(s), dtype=np.int64) for s in states]
-    logits, values = evaluate_at(states, legal)
-    for k, (slot, leaf) in enumerate(leaves):
-        slot.search.expand(leaf, logits[k], float(values[k]), legal[k])
 
 
 def adjudicate(game_name: str, state) -> float:
@@ -298,7 +282,7 @@ def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],
                     leaves.append((slot, leaf))
                     break
         if leaves:
-            _evaluate_leaves(evaluate, game, leaves)
+            evaluate_leaves(evaluate, game, [(slot.search, leaf) for slot, leaf in leaves])
         still: list[tuple[int, _Slot]] = []
         for idx, slot in slots:
             if slot.search.finished() and slot.step():
