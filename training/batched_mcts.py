@@ -53,28 +53,26 @@ class NetBatchEvaluator:
         self.positions = 0
 
     def __call__(self, batch: BatchState) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.net.training:
-            self.net.eval()
-        with torch.inference_mode():
-            priors = Knowledge.inputs(*self.knowledge.batched(self.engine, batch))
-            logits, values = self.net(self.engine.observation(batch), **priors)
-        self.calls += 1
-        self.positions += batch.size
-        return logits, values
+        return self._infer(batch, lambda obs, priors: self.net(obs, **priors))
 
     def evaluate_at(self, batch: BatchState, rows: torch.Tensor, actions: torch.Tensor,
                     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return the logits ``(K,)`` of the (row, action) pairs and the values ``(B,)``:
         :meth:`__call__`'s, up to rounding, without scoring every action."""
+        return self._infer(
+            batch, lambda obs, priors: self.net.forward_at(obs, rows, actions, **priors))
+
+    def _infer(self, batch: BatchState, run: Callable[..., tuple[torch.Tensor, torch.Tensor]],
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``run(observations, priors)`` of the batch in inference mode; count it."""
         if self.net.training:
             self.net.eval()
         with torch.inference_mode():
             priors = Knowledge.inputs(*self.knowledge.batched(self.engine, batch))
-            logits, values = self.net.forward_at(self.engine.observation(batch), rows, actions,
-                                                 **priors)
+            out = run(self.engine.observation(batch), priors)
         self.calls += 1
         self.positions += batch.size
-        return logits, values
+        return out
 
 
 def tree_capacity(cfg: MCTSConfig, simulations: int) -> int:

@@ -102,38 +102,36 @@ class NetEvaluator:
         self.positions = 0
 
     def __call__(self, states: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-        game = self.game
-        obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
-        if self.net.training:
-            self.net.eval()
-        priors = Knowledge.inputs(*self.knowledge.reference(states))
-        with torch.inference_mode():
-            logits, values = self.net(torch.from_numpy(obs), **priors)
-        if self.policy_temperature != 1.0:
-            logits = logits / self.policy_temperature
-        self.calls += 1
-        self.positions += len(states)
+        logits, values = self._infer(states, lambda obs, priors: self.net(obs, **priors))
         return logits.numpy(), values.numpy()
 
     def evaluate_at(self, states: list[Any], legal: list[np.ndarray],
                     ) -> tuple[list[np.ndarray], np.ndarray]:
         """Return (each state's logits of its actions ``legal[i]``, values): those of
         :meth:`__call__`, up to rounding, without scoring every action."""
+        sizes = [len(a) for a in legal]
+        rows = torch.from_numpy(np.repeat(np.arange(len(states)), sizes))
+        actions = torch.from_numpy(np.concatenate(legal) if legal else np.zeros(0, np.int64))
+        logits, values = self._infer(
+            states, lambda obs, priors: self.net.forward_at(obs, rows, actions, **priors))
+        return np.split(logits.numpy(), np.cumsum(sizes)[:-1]), values.numpy()
+
+    def _infer(self, states: list[Any], run: Callable[..., tuple[torch.Tensor, torch.Tensor]],
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``run(observations, priors)`` of the states in inference mode, its logits
+        divided by the policy temperature, and count the call."""
         game = self.game
         obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
         if self.net.training:
             self.net.eval()
         priors = Knowledge.inputs(*self.knowledge.reference(states))
-        rows = np.repeat(np.arange(len(states)), [len(a) for a in legal])
-        actions = np.concatenate(legal) if legal else np.zeros(0, np.int64)
         with torch.inference_mode():
-            logits, values = self.net.forward_at(torch.from_numpy(obs), torch.from_numpy(rows),
-                                                 torch.from_numpy(actions), **priors)
+            logits, values = run(torch.from_numpy(obs), priors)
         if self.policy_temperature != 1.0:
             logits = logits / self.policy_temperature
         self.calls += 1
         self.positions += len(states)
-        return np.split(logits.numpy(), np.cumsum([len(a) for a in legal])[:-1]), values.numpy()
+        return logits, values
 
 
 def adjudicate(game_name: str, state) -> float:
