@@ -273,3 +273,47 @@ def test_value_prior_training_records_priors_and_resumes(tmp_path):
                     resume=True, progress=False, echo=False)
     assert np.array_equal(again.buffer.prior[:n], t.buffer.prior[:n])
     assert again.run()["iteration"] == 2
+
+
+def _filled_buffer(values: np.ndarray) -> ReplayBuffer:
+    """A buffer of 5 positions of shape (3, 3, 2) from ``values`` (one array per position)."""
+    buf = ReplayBuffer(8, (3, 3, 2), 4)
+    for k, obs in enumerate(values):
+        buf.add(obs, np.array([k % 4], np.int32), np.array([1.0], np.float32), 0.5)
+    return buf
+
+
+def test_buffer_saves_binary_observations_bit_packed_and_restores_them():
+    rng = np.random.default_rng(3)
+    binary = rng.integers(0, 2, size=(5, 3, 3, 2)).astype(np.float32)
+    state = _filled_buffer(binary).state_dict()
+    assert "obs" not in state and state["obs_bits"].dtype == torch.uint8
+    assert state["obs_bits"].numel() == (5 * 18 + 7) // 8   # one bit per value
+    other = ReplayBuffer(8, (3, 3, 2), 4)
+    other.load_state_dict(state)
+    assert np.array_equal(other.obs[:5], binary.astype(np.float16))
+    # a resume into a smaller buffer keeps the newest positions, unpacked the same way
+    small = ReplayBuffer(3, (3, 3, 2), 4)
+    small.load_state_dict(state)
+    assert np.array_equal(small.obs[:3], binary[2:].astype(np.float16))
+
+
+def test_buffer_keeps_fractional_observations_as_they_are():
+    values = np.zeros((5, 3, 3, 2), np.float32)
+    values[2, 1, 1, 0] = 0.25   # one fraction: no packing
+    state = _filled_buffer(values).state_dict()
+    assert "obs_bits" not in state
+    other = ReplayBuffer(8, (3, 3, 2), 4)
+    other.load_state_dict(state)
+    assert other.obs[2, 1, 1, 0] == np.float16(0.25)
+    assert np.array_equal(other.obs[:5], values.astype(np.float16))
+
+
+def test_buffer_rejects_observation_bits_that_do_not_fit():
+    state = _filled_buffer(np.ones((5, 3, 3, 2), np.float32)).state_dict()
+    state["obs_bits"] = state["obs_bits"][:-1]
+    with pytest.raises(ValueError, match="do not fit"):
+        ReplayBuffer(8, (3, 3, 2), 4).load_state_dict(state)
+    with pytest.raises(ValueError, match="do not fit"):
+        ReplayBuffer(8, (3, 3, 3), 4).load_state_dict(_filled_buffer(
+            np.ones((5, 3, 3, 2), np.float32)).state_dict())

@@ -5,7 +5,10 @@ or small fractions), the policy target as the legal actions plus their
 probabilities (sparse, so 4096-action games stay small), and the outcome
 for the player to act. ``ptr`` is the next slot to write and ``added`` the
 number of positions ever added; both are saved in checkpoints, together with
-the contents, so ``--resume`` continues with the same buffer.
+the contents, so ``--resume`` continues with the same buffer. Observations made of 0s
+and 1s only (every shipped game's) are saved bit-packed, 16 times smaller than float16:
+a full Whistling buffer of 60,000 positions is about 70 MB instead of 1.1 GB, and
+writing it each iteration no longer costs seconds.
 With ``priors`` (``model.value_prior``) each position also keeps its static
 evaluation prior, which batches and checkpoints then carry as ``prior``; with
 ``action_priors`` (``model.policy_prior``) the game's action prior of each legal
@@ -22,6 +25,35 @@ import torch
 from boardzoo.envs.core.symmetry import Symmetry
 
 from .selfplay import GameRecord
+
+# float16 bit patterns of 0.0 and 1.0: comparing them as integers is the fast test for a
+# binary observation array
+_F16_ZERO, _F16_ONE = np.float16(0).view(np.uint16), np.float16(1).view(np.uint16)
+
+
+def _pack_obs(obs: np.ndarray) -> dict[str, torch.Tensor]:
+    """The checkpoint entries of float16 observations: ``obs_bits`` (np.packbits of the
+    flattened array) where every value is 0 or 1, else ``obs`` as it is."""
+    bits = obs.view(np.uint16)
+    if np.all((bits == _F16_ZERO) | (bits == _F16_ONE)):
+        return {"obs_bits": torch.from_numpy(np.packbits(bits == _F16_ONE))}
+    return {"obs": torch.from_numpy(obs.copy())}
+
+
+def _unpack_obs(d: dict[str, Any], n: int, shape: tuple[int, ...]) -> np.ndarray:
+    """The float16 observations of a buffer checkpoint (packed or not), checked against
+    the expected per-position ``shape``."""
+    if "obs_bits" not in d:
+        obs = d["obs"].numpy()
+        if obs.shape[1:] != shape:
+            raise ValueError(f"buffer observations have shape {obs.shape[1:]}, "
+                             f"expected {shape}")
+        return obs
+    packed = d["obs_bits"].numpy()
+    count = n * int(np.prod(shape))
+    if packed.dtype != np.uint8 or len(packed) != (count + 7) // 8:
+        raise ValueError(f"buffer observation bits do not fit {n} positions of shape {shape}")
+    return np.unpackbits(packed, count=count).astype(np.float16).reshape(n, *shape)
 
 
 class ReplayBuffer:
@@ -118,7 +150,7 @@ class ReplayBuffer:
         cat_p = np.concatenate(self.probs[:n]) if n else np.zeros(0, np.float32)
         out = {
             "capacity": self.capacity, "ptr": self.ptr, "size": n, "added": self.added,
-            "obs": torch.from_numpy(self.obs[:n].copy()),
+            **_pack_obs(self.obs[:n]),
             "value": torch.from_numpy(self.value[:n].copy()),
             "lengths": torch.from_numpy(lengths),
             "actions": torch.from_numpy(cat_a.astype(np.int32)),
@@ -138,7 +170,7 @@ class ReplayBuffer:
             order = [(int(d["ptr"]) - n + k) % max(int(d["capacity"]), 1) for k in range(n)]
         else:
             order = None
-        obs = d["obs"].numpy()
+        obs = _unpack_obs(d, n, self.obs_shape)
         value = d["value"].numpy()
         prior = d["prior"].numpy() if "prior" in d else np.zeros(len(value), np.float32)
         lengths = d["lengths"].numpy()
@@ -146,9 +178,6 @@ class ReplayBuffer:
         acts = d["actions"].numpy()
         probs = d["probs"].numpy()
         aprior = d["action_prior"].numpy() if "action_prior" in d else np.zeros_like(probs)
-        if obs.shape[1:] != self.obs_shape:
-            raise ValueError(f"buffer observations have shape {obs.shape[1:]}, "
-                             f"expected {self.obs_shape}")
         if order is None:
             self.obs[:n] = obs
             self.value[:n] = value
