@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("name", ["ultima", "whistling"])
 def test_two_workers_play_the_games_of_one_process(name):
     cfg = load_config(REPO / "configs" / f"{name}.yaml",
-                      ["selfplay.max_moves=6", "mcts.simulations=4", "selfplay.workers=2"])
+                      ["selfplay.max_moves=6", "mcts.simulations=4", "selfplay.workers=2",
+                       "selfplay.engine=reference"])
     assert cfg.model.value_prior  # the priors are computed in the workers too
     game = action_game(name)
     torch.manual_seed(0)
