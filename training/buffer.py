@@ -35,8 +35,9 @@ def _pack_obs(obs: np.ndarray) -> dict[str, torch.Tensor]:
     """The checkpoint entries of float16 observations: ``obs_bits`` (np.packbits of the
     flattened array) where every value is 0 or 1, else ``obs`` as it is."""
     bits = obs.view(np.uint16)
-    if np.all((bits == _F16_ZERO) | (bits == _F16_ONE)):
-        return {"obs_bits": torch.from_numpy(np.packbits(bits == _F16_ONE))}
+    ones = bits == _F16_ONE
+    if np.all(ones | (bits == _F16_ZERO)):
+        return {"obs_bits": torch.from_numpy(np.packbits(ones))}
     return {"obs": torch.from_numpy(obs.copy())}
 
 
