@@ -75,7 +75,7 @@ def test_a_time_limit_never_reached_plays_the_same_game(game: str, spec: str) ->
 
 
 @pytest.mark.parametrize(("game", "spec"), [("loa", "mcts"), ("ultima", "alphabeta"),
-                                            ("whistling", "alphabeta:5"),
+                                            ("whistling", "alphabeta"),
                                             ("loa", "checkpoint:loa,sims=100000"),
                                             ("whistling", "checkpoint:whistling,sims=100000")])
 def test_search_agents_stop_at_the_time_limit(game: str, spec: str) -> None:
@@ -90,7 +90,8 @@ def test_search_agents_stop_at_the_time_limit(game: str, spec: str) -> None:
     assert 0.2 <= record["max_move_seconds"][0] < 5.0
     # every move of the searching agent with a choice to make used its time (which position
     # it meets second depends on how deep its timed first search got, so a forced one, played
-    # at once, can come up on a busy machine)
+    # at once, can come up on a busy machine). No depth is given: alphabeta:5 finishes its
+    # depth in 0.19 s where a Whistling capture leaves two moves, and CI met that position.
     state = load_state(game)
     for ply, text in enumerate(record["moves"]):
         if ply % 2 == 0 and len(state.legal_moves()) > 1:
