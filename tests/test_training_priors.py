@@ -210,6 +210,28 @@ def test_policy_loss_weight_zero_trains_the_value_only():
     assert not torch.equal(learner.net.value_fc[-1].weight, value_out)
 
 
+def test_priors_turned_off_by_an_override_train_without_the_pull():
+    # configs/ultima.yaml sets train.prior_kl; --set model.policy_prior=0 (pure self-play)
+    # keeps that key from the file, and training must not look for action priors it lacks
+    from boardzoo.training.learner import Learner
+
+    cfg = load_config(REPO / "configs" / "ultima.yaml",
+                      ["model.channels=8", "model.blocks=1", "model.value=learned",
+                       "model.policy_prior=0", "train.min_buffer=1", "train.batch_size=8",
+                       "train.steps_per_iteration=3", "train.replay_ratio=0"])
+    assert cfg.train.prior_kl > 0 and cfg.model.policy_prior == 0
+    learner = Learner(cfg, action_game("ultima"))
+    batch = _ultima_batch(8, seed=14)
+    for k in range(8):
+        legal = np.flatnonzero(batch["mask"][k].numpy())
+        learner.buffer.add(batch["obs"][k].numpy(), legal.astype(np.int32),
+                           batch["policy"][k].numpy()[legal], 1.0 if k % 2 else -1.0)
+    before = learner.net.bilinear.key.weight.clone()
+    losses = learner.train_steps(1)
+    assert learner.last_steps == 3 and math.isfinite(losses["loss"])
+    assert not torch.equal(learner.net.bilinear.key.weight, before)
+
+
 # -- value target and buffer ----------------------------------------------------------------
 def test_value_target_mixes_outcome_and_root_value():
     rec = GameRecord(0, players=[0, 1, 0], outcome=1.0, root_values=[0.2, -0.6, 0.0])

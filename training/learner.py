@@ -142,13 +142,16 @@ class Learner:
             return {"loss": math.nan, "policy_loss": math.nan, "value_loss": math.nan}
         rng = np.random.default_rng([self.cfg.seed, iteration, 1])
         weight = value_loss_weight(self.cfg)
+        # a file's prior_kl stays in the config when an override turns the prior off
+        # (model.policy_prior=0 on configs/ultima.yaml): without a prior it pulls toward nothing
+        prior_kl = t.prior_kl if self.cfg.model.policy_prior > 0 else 0.0
         self.net.train()
         totals = np.zeros(3)
         self.last_steps = steps
         for _ in range(steps):
             batch = self.buffer.sample(t.batch_size, rng, self.syms)
             loss, pl, vl = compute_loss(self.net, batch, weight, t.policy_loss_weight,
-                                        t.prior_kl)
+                                        prior_kl)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
