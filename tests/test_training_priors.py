@@ -186,6 +186,17 @@ def test_prior_kl_equals_mixing_the_target_with_the_prior():
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
 
 
+def _fill_buffer(learner, batch: dict[str, torch.Tensor], priors: bool) -> None:
+    """Add ``batch``'s positions to the learner's buffer, results alternating; ``priors``:
+    with a value prior and the action priors of their legal actions."""
+    for k in range(len(batch["obs"])):
+        legal = np.flatnonzero(batch["mask"][k].numpy())
+        extra = ({"prior": 0.1, "action_prior": batch["action_prior"][k].numpy()[legal]}
+                 if priors else {})
+        learner.buffer.add(batch["obs"][k].numpy(), legal.astype(np.int32),
+                           batch["policy"][k].numpy()[legal], 1.0 if k % 2 else -1.0, **extra)
+
+
 def test_policy_loss_weight_zero_trains_the_value_only():
     from boardzoo.training.learner import Learner
 
@@ -196,12 +207,7 @@ def test_policy_loss_weight_zero_trains_the_value_only():
                        "train.replay_ratio=0"])
     game = action_game("ultima")
     learner = Learner(cfg, game)
-    batch = _ultima_batch(8, seed=13)
-    for k in range(8):
-        legal = np.flatnonzero(batch["mask"][k].numpy())
-        learner.buffer.add(batch["obs"][k].numpy(), legal.astype(np.int32),
-                           batch["policy"][k].numpy()[legal], 1.0 if k % 2 else -1.0,
-                           prior=0.1, action_prior=batch["action_prior"][k].numpy()[legal])
+    _fill_buffer(learner, _ultima_batch(8, seed=13), priors=True)
     key = learner.net.bilinear.key.weight.clone()
     value_out = learner.net.value_fc[-1].weight.clone()
     learner.train_steps(1)
@@ -221,11 +227,7 @@ def test_priors_turned_off_by_an_override_train_without_the_pull():
                        "train.steps_per_iteration=3", "train.replay_ratio=0"])
     assert cfg.train.prior_kl > 0 and cfg.model.policy_prior == 0
     learner = Learner(cfg, action_game("ultima"))
-    batch = _ultima_batch(8, seed=14)
-    for k in range(8):
-        legal = np.flatnonzero(batch["mask"][k].numpy())
-        learner.buffer.add(batch["obs"][k].numpy(), legal.astype(np.int32),
-                           batch["policy"][k].numpy()[legal], 1.0 if k % 2 else -1.0)
+    _fill_buffer(learner, _ultima_batch(8, seed=14), priors=False)
     before = learner.net.bilinear.key.weight.clone()
     losses = learner.train_steps(1)
     assert learner.last_steps == 3 and math.isfinite(losses["loss"])
