@@ -35,6 +35,7 @@ from boardzoo.envs.core.registry import action_game, batched_game
 from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.config import load_config
 from boardzoo.training.network import build_net
+from boardzoo.training.search.roots import ROOT_RULES
 from boardzoo.training.selfplay import play_games, selfplay_seed
 
 REPO = Path(__file__).resolve().parent.parent
@@ -62,7 +63,7 @@ def main() -> None:
                         help="simulations per action (default: the config's)")
     parser.add_argument("--max-moves", type=int, default=None,
                         help="cap on actions per game (default: the config's)")
-    parser.add_argument("--root", choices=["gumbel", "puct"], default=None)
+    parser.add_argument("--root", choices=list(ROOT_RULES), default=None)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--device", default="cpu", help="device of the batched path")

@@ -45,6 +45,7 @@ import torch  # noqa: E402
 from boardzoo.agents.arena import Pairing, game_seed, run_games  # noqa: E402
 from boardzoo.training.checkpoint import load  # noqa: E402
 from boardzoo.training.config import from_saved, load_config, play_search  # noqa: E402
+from boardzoo.training.search.roots import ROOT_RULES  # noqa: E402
 from boardzoo.training.trainer import Trainer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -231,7 +232,7 @@ def main() -> int:
     ap.add_argument("--sims", type=int, default=100, help="network's simulations per action")
     ap.add_argument("--m", type=int, default=0, help="Gumbel root candidates (default: the "
                     "network's play.gumbel_m)")
-    ap.add_argument("--root", choices=["puct", "gumbel"],
+    ap.add_argument("--root", choices=list(ROOT_RULES),
                     help="search root (default: the net's play.root, else its mcts.root)")
     ap.add_argument("--ptemp", type=float, default=0.0,
                     help="policy softmax temperature of the search (default: the network's "

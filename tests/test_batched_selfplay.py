@@ -23,12 +23,12 @@ from batched_toygames import (
 )
 from toygames import TicTacToe
 
-from boardzoo.training.batched_mcts import BatchedSearch, run_batched_search, tree_capacity
 from boardzoo.training.batched_selfplay import play_games_batched
-from boardzoo.training.batched_tree import new_tree, reroot
 from boardzoo.training.config import ConfigError, MCTSConfig, ModelConfig, load_config
-from boardzoo.training.mcts import Search, run_search
 from boardzoo.training.network import PolicyValueNet
+from boardzoo.training.search.batched import BatchedSearch, run_batched_search, tree_capacity
+from boardzoo.training.search.batched_tree import new_tree, reroot
+from boardzoo.training.search.tree import Search, run_search
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parent.parent

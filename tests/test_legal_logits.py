@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from boardzoo.envs.core.registry import action_game, batched_game
-from boardzoo.training.batched_mcts import NetBatchEvaluator, run_batched_search
 from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.config import load_config
 from boardzoo.training.knowledge import Knowledge
 from boardzoo.training.network import build_net
+from boardzoo.training.search.batched import NetBatchEvaluator, run_batched_search
 from boardzoo.training.selfplay import NetEvaluator, play_games
 
 torch.set_num_threads(1)
@@ -164,7 +164,7 @@ def test_training_loss_on_legal_logits_equals_the_dense_loss(name):
 
 @pytest.mark.parametrize("name", ["ultima", "whistling"])
 def test_a_played_search_on_legal_logits_equals_the_dense_search(name):
-    from boardzoo.training.mcts import run_search
+    from boardzoo.training.search.tree import run_search
 
     cfg, game = small_config(name), action_game(name)
     net = random_net(cfg, game)

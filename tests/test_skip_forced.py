@@ -10,7 +10,7 @@ import pytest
 from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.envs.core.registry import action_game
 from boardzoo.training.config import load_config
-from boardzoo.training.mcts import Node, run_search
+from boardzoo.training.search.tree import Node, run_search
 
 from conftest import random_action_states
 

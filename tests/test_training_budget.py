@@ -15,12 +15,12 @@ from toygames import TicTacToe
 
 from boardzoo.envs.core.registry import action_game, batched_game
 from boardzoo.training import agent as agent_module
-from boardzoo.training.batched_mcts import run_batched_search
 from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.checkpoint import model_file, save_atomic
 from boardzoo.training.config import ConfigError, load_config, play_search
-from boardzoo.training.mcts import run_search
 from boardzoo.training.network import build_net
+from boardzoo.training.search.batched import run_batched_search
+from boardzoo.training.search.tree import run_search
 from boardzoo.training.selfplay import play_games
 from boardzoo.training.trainer import Trainer, train_step_count
 

@@ -14,8 +14,8 @@ from boardzoo.envs.loa.rules import State
 from boardzoo.envs.loa.symmetry import loa_symmetries
 from boardzoo.training.buffer import ReplayBuffer
 from boardzoo.training.config import ConfigError, load_config
-from boardzoo.training.mcts import Search, run_search
 from boardzoo.training.network import build_net, masked_log_softmax, masked_softmax
+from boardzoo.training.search.tree import Search, run_search
 from boardzoo.training.selfplay import NetEvaluator, play_games, selfplay_seed
 
 from conftest import random_action_states

@@ -17,7 +17,7 @@ from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.envs.ultima.evaluation import winning_move
 from boardzoo.envs.ultima.rules import State
 from boardzoo.training.config import load_config
-from boardzoo.training.mcts import run_search
+from boardzoo.training.search.tree import run_search
 
 TINY = Path(__file__).resolve().parent.parent / "configs" / "tiny.yaml"
 

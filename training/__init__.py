@@ -2,8 +2,8 @@
 
 Modules: ``config`` (YAML configs, validation, ``--set``), ``network`` (residual
 policy/value net, masked softmax, the bilinear head and internal grids), ``prior``
-(the static-evaluation value prior), ``distill`` (distillation warm start), ``mcts``
-(PUCT and Gumbel search over an ActionGame), ``selfplay`` (batched self-play, worker
+(the static-evaluation value prior), ``distill`` (distillation warm start), ``search``
+(PUCT and Gumbel root rules over per-game and batched trees), ``selfplay`` (self-play, worker
 processes), ``buffer`` (replay buffer with augmentation by the game's symmetries),
 ``trainer`` (the loop, checkpoints, metrics), ``checkpoint`` (atomic save, safe load),
 ``evaluate`` (matches), ``agent`` (the ``checkpoint:...`` agent), ``plot`` and

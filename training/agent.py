@@ -49,8 +49,9 @@ from boardzoo.envs.core.registry import GAMES, action_game, get_spec
 
 from .checkpoint import CheckpointError, load
 from .config import Config, ConfigError, from_saved, play_search
-from .mcts import run_search
 from .network import PolicyValueNet, build_net
+from .search.roots import ROOT_RULES
+from .search.tree import run_search
 from .selfplay import NetEvaluator
 
 # Shipped networks are package data of boardzoo.agents (the folder agents/nets/).
@@ -189,7 +190,7 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     ptemp = _option(opts, "ptemp", float, lambda v: 0 < v < math.inf, "a number > 0")
     net, cfg, _ = load_net(path, game)
     forced = _option(opts, "forced", str, lambda v: v in ("skip", "search"), "skip or search")
-    root = _option(opts, "root", str, lambda v: v in ("puct", "gumbel"), "puct or gumbel")
+    root = _option(opts, "root", str, lambda v: v in ROOT_RULES, " or ".join(ROOT_RULES))
     win1 = _option(opts, "win1", str, lambda v: v in ("on", "off"), "on or off")
     play = {"gumbel_m": m, "policy_temperature": ptemp, "root": root,
             "skip_forced": None if forced is None else forced == "skip",

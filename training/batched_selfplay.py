@@ -30,10 +30,11 @@ import torch
 
 from boardzoo.envs.core.batched import BatchedGame, BatchState
 
-from .batched_mcts import BatchedSearch, Evaluator, NetBatchEvaluator, tree_capacity
-from .batched_tree import Tree, new_tree, reroot
 from .config import Config
 from .knowledge import Knowledge
+from .search.batched import BatchedSearch, Evaluator, NetBatchEvaluator, tree_capacity
+from .search.batched_tree import Tree, new_tree, reroot
+from .search.roots import reuses_tree
 from .selfplay import GameRecord, adjudicate
 
 
@@ -71,7 +72,7 @@ class _Games:
         self.gen = torch.Generator(device=dev)
         self.gen.manual_seed(generator_seed(seeds))
         self.cap = tree_capacity(mc, mc.simulations)
-        self.reuse = mc.reuse_tree and mc.root == "puct"
+        self.reuse = reuses_tree(mc)
         width = min(cfg.selfplay.parallel_games, len(seeds))
         self.slots = list(range(width))  # the game index each slot plays
         self.moves = [0] * width

@@ -37,6 +37,7 @@ from .config_schema import (
     SelfPlayConfig,
     TrainConfig,
 )
+from .search.roots import ROOT_RULES
 
 __all__ = ["SECTIONS", "Config", "ConfigError", "EvalConfig", "MCTSConfig", "ModelConfig",
            "PlayConfig", "SelfPlayConfig", "TrainConfig", "from_dict", "from_saved",
@@ -54,7 +55,13 @@ class UselessKeyError(ConfigError):
 #: ``model.value``: the value head alone, the static evaluation plus a correction, or the
 #: evaluation alone.
 VALUE_KINDS = ("learned", "prior", "static")
-ROOTS = ("puct", "gumbel")
+ROOTS = tuple(ROOT_RULES)
+
+
+def _names(values: tuple[str, ...]) -> str:
+    """Return ``'a', 'b' or 'c'`` for the allowed values of a key."""
+    quoted = [repr(v) for v in values]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
 # -- building from dicts --------------------------------------------------------------------
@@ -138,7 +145,7 @@ def validate(cfg: Config) -> Config:
     need(m.value in VALUE_KINDS, "model.value",
          f"{', '.join(VALUE_KINDS)} (got {echo(m.value)})")
     s = cfg.mcts
-    need(s.root in ROOTS, "mcts.root", f"'puct' or 'gumbel' (got {echo(s.root)})")
+    need(s.root in ROOTS, "mcts.root", f"{_names(ROOTS)} (got {echo(s.root)})")
     need(s.simulations >= 1, "mcts.simulations", "at least 1")
     need(s.c_puct > 0, "mcts.c_puct", "positive")
     need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
@@ -146,7 +153,7 @@ def validate(cfg: Config) -> Config:
     need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
          "0 or more")
     pl = cfg.play
-    need(pl.root in ("", *ROOTS), "play.root", f"'', 'puct' or 'gumbel' (got {echo(pl.root)})")
+    need(pl.root in ("", *ROOTS), "play.root", f"{_names(('', *ROOTS))} (got {echo(pl.root)})")
     need(pl.gumbel_m >= 0, "play.gumbel_m", "0 (= mcts.gumbel_m) or more")
     need(0 < pl.policy_temperature < math.inf, "play.policy_temperature", "a number > 0")
     p = cfg.selfplay

@@ -16,6 +16,7 @@ from boardzoo.envs.core.game import UnknownGameError
 from boardzoo.envs.core.registry import get_spec
 
 from .config_schema import Config
+from .search.roots import ROOT_RULES
 
 #: Old key -> its new name (same meaning).
 MOVED = {
@@ -95,22 +96,16 @@ def no_effect(cfg: Config) -> dict[str, str]:
     def none(keys: str, why: str) -> None:
         out.update({key: why for key in keys.split()})
 
-    if "puct" not in roots:
-        none("mcts.c_puct mcts.fpu_reduction", "PUCT only, and both self-play (mcts.root) "
-             "and play (play.root) use the Gumbel root")
-    if cfg.mcts.root != "puct":
-        none("mcts.dirichlet_alpha mcts.dirichlet_fraction mcts.reuse_tree",
-             "self-play's PUCT root only, and mcts.root is gumbel")
-        none("selfplay.temperature_moves", "the Gumbel root (mcts.root: gumbel) plays its "
-             "sequential-halving survivor, never a move sampled by temperature")
-    if "gumbel" not in roots:
-        none("mcts.gumbel_c_visit mcts.gumbel_c_scale", "Gumbel only, and both mcts.root and "
-             "play.root are puct")
-    if cfg.mcts.root != "gumbel":
-        none("mcts.gumbel_m", "self-play's Gumbel root only, and mcts.root is puct")
-    if play_root != "gumbel":
-        none("play.gumbel_m", "Gumbel play only, and the network plays with PUCT "
-             "(play.root, else mcts.root)")
+    for name, rule in ROOT_RULES.items():
+        if name not in roots:
+            none(" ".join(rule.keys), f"the {name} root only, and neither self-play "
+                 f"(mcts.root) nor play (play.root) uses it")
+        if name != cfg.mcts.root:
+            none(" ".join(rule.selfplay_keys), f"self-play's {name} root only, and mcts.root "
+                 f"is {cfg.mcts.root}")
+        if name != play_root:
+            none(" ".join(rule.play_keys), f"the {name} root in play only, and the network "
+                 f"plays with {play_root} (play.root, else mcts.root)")
     if cfg.model.value == "static":
         none("train.value_loss_weight train.value_target_q train.value_capped_games",
              "the value is not trained with model.value: static")

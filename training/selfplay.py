@@ -38,7 +38,8 @@ from boardzoo.agents.evaluation import get_evaluator, get_scale
 
 from .config import Config
 from .knowledge import Knowledge
-from .mcts import Node, Search, evaluate_leaves
+from .search.roots import reuses_tree, root_rule
+from .search.tree import Node, Search, evaluate_leaves
 
 
 @dataclass
@@ -172,7 +173,7 @@ class _Slot:
         mcts = self.cfg.mcts if self.full else self.fast_mcts
         # a fast PUCT search has no Dirichlet noise (KataGo); Gumbel's noise is how its root
         # samples the move played, so a fast Gumbel search keeps it
-        noise = self.full or mcts.root == "gumbel"
+        noise = self.full or root_rule(mcts.root).noise_in_fast_search
         s = Search(self.game, mcts, self.rng, root if root is not None else self.state,
                    add_noise=noise)
         s.prepare_root()
@@ -225,7 +226,7 @@ class _Slot:
         if self._ended() or self._play_forced():
             self.search = None
             return True
-        reuse = (cfg.mcts.reuse_tree and cfg.mcts.root == "puct" and self.moves == before
+        reuse = (reuses_tree(cfg.mcts) and self.moves == before
                  and child is not None and child.expanded)
         self.search = self._new_search(child if reuse else None)
         return False

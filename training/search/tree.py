@@ -1,10 +1,12 @@
-"""Network-guided tree search over an ActionGame: PUCT (AlphaZero) and a Gumbel root.
+"""The search on per-game Python trees (numpy edge arrays): one tree, driven from outside.
 
 The search runs on *action states* (one edge = one action; for Whistling a
 capture chain is several edges by the same player). Every node keeps its
 edges' statistics from the view of the player who acts at that node
 (``game.to_move(state)``), and backup converts the leaf value to each node's
-player, so nothing assumes that players alternate.
+player, so nothing assumes that players alternate. How the root and inner nodes
+pick, what the search teaches and what it plays is the root rule's
+(:mod:`.roots`, shared with the batched backend :mod:`.batched`).
 
 A search is driven from outside so that many trees can share one network
 batch: :meth:`Search.select` walks to a leaf and returns it when it needs a
@@ -12,32 +14,19 @@ network evaluation (or backs up a terminal result itself and returns None),
 and :meth:`Search.expand` gives the leaf its priors and value and backs up.
 :func:`run_search` drives one tree with a network (evaluation, agents);
 self-play drives many (:mod:`boardzoo.training.selfplay`).
-
-Roots:
-
-* ``puct``: AlphaZero's PUCT with Dirichlet noise at the root; the policy
-  target is the visit distribution; the move is sampled from visits with
-  temperature or taken as the most visited.
-* ``gumbel``: Gumbel MuZero's root (Danihelka et al., 2022): sample ``m``
-  actions without replacement by Gumbel-top-k on the prior logits (``m`` =
-  ``gumbel_m``; without noise, when the search plays rather than explores, the
-  top ``m`` by prior: play's ``gumbel_m``, :func:`.config.play_search`), split the
-  simulations over them by sequential halving on ``g + logits + sigma(q)``,
-  play the survivor; the policy target is ``softmax(logits + sigma(completed
-  q))``, a policy improvement even when few actions were visited. Inner nodes
-  use the paper's deterministic selection toward that improved policy.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .config import MCTSConfig
+from ..config_schema import MCTSConfig
+from .formulas import edge_q
+from .roots import Edges, RootRule, root_rule
 
 
 class Node:
@@ -62,7 +51,40 @@ class Node:
 
     def q(self) -> np.ndarray:
         """Mean value of each edge for ``player`` (0 where unvisited)."""
-        return np.where(self.N > 0, self.W / np.maximum(self.N, 1), 0.0)
+        return edge_q(self.N, self.W, 0.0)
+
+
+class NumpyRandomness:
+    """The root rules' random draws from a numpy ``Generator``."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def gumbel(self, valid: np.ndarray) -> np.ndarray:
+        return self.rng.gumbel(size=valid.shape[-1])
+
+    def dirichlet(self, alpha: float, valid: np.ndarray) -> np.ndarray:
+        n = valid.shape[-1]
+        # drawn only where it is used: the generator's stream is that of earlier releases
+        return self.rng.dirichlet([alpha] * n) if n > 1 else np.zeros(n)
+
+    def sample(self, p: np.ndarray) -> int:
+        return int(self.rng.choice(len(p), p=p))
+
+
+def prior_sums(prior: np.ndarray, q: np.ndarray, visited: np.ndarray) -> tuple[float, float]:
+    """Sum of prior * q and of prior over the visited edges (a BLAS dot over those alone;
+    (0, 1) when none is visited)."""
+    pv = prior[visited]
+    if not len(pv):
+        return 0.0, 1.0
+    return pv @ q[visited], pv.sum()
+
+
+def node_edges(node: Node, valid: np.ndarray | None = None) -> Edges:
+    """Return ``node``'s edges as the root rules see them."""
+    return Edges(node.N, node.W, node.prior, node.logits, node.value, np.float64(node.visits),
+                 valid, prior_sums)
 
 
 class Search:
@@ -79,12 +101,11 @@ class Search:
         self.add_noise = add_noise
         self.simulations = cfg.simulations if simulations is None else simulations
         self.done = 0  # simulations finished
-        self._noise_added = False
         self._pending: list[tuple[Node, int]] | None = None
-        self.gumbel = cfg.root == "gumbel"
-        self._plan: list[int] = []  # gumbel: root edge indices still to visit this phase
-        self._cands: np.ndarray | None = None
-        self._g: np.ndarray | None = None
+        #: The root rule (``cfg.root``): how nodes pick, the target, the move played.
+        self.rule: RootRule = root_rule(cfg.root)(cfg, self.simulations, add_noise,
+                                                  NumpyRandomness(rng))
+        self._started = False
         #: Play forced actions below the root through (``play.skip_forced``).
         self.skip_forced = skip_forced
         #: ``play.win_in_one``: finds an action that wins at once (None: no such check).
@@ -117,8 +138,12 @@ class Search:
         its terminal result and return None."""
         node = self.root
         path: list[tuple[Node, int]] = []
+        rule = self.rule
         while node.expanded and not node.terminal:
-            i = self._pick_root() if not path else self._pick(node)
+            if path:
+                i = int(rule.pick_inner(node_edges(node)))
+            else:
+                i = int(rule.pick_root(self._root_edges(), self.done, True))
             child = node.children[i]
             if child is None:
                 state, _ = self.game.apply_action(node.state, int(node.actions[i]))
@@ -144,7 +169,7 @@ class Search:
             self._expand_node(leaf, logits, value, actions)
         path, self._pending = self._pending or [], None
         if leaf is self.root and not path:
-            self._root_ready()
+            self.prepare_root()
         v0 = value if leaf.player == 0 else -value
         self._backup(path, v0)
 
@@ -165,23 +190,18 @@ class Search:
         node.value = float(value)
         node.expanded = True
 
-    def _root_ready(self) -> None:
-        """Called once the root has priors: add noise (puct) or plan the first phase (gumbel)."""
+    def _root_edges(self) -> Edges:
         root = self.root
-        if self.gumbel:
-            self._start_gumbel()
-        elif self.add_noise and not self._noise_added and self.cfg.dirichlet_alpha > 0:
-            n = len(root.actions)
-            if n > 1:
-                noise = self.rng.dirichlet([self.cfg.dirichlet_alpha] * n)
-                f = self.cfg.dirichlet_fraction
-                root.prior = (1 - f) * root.prior + f * noise
-            self._noise_added = True
+        return node_edges(root, np.ones(len(root.actions), dtype=bool))
 
     def prepare_root(self) -> None:
-        """Set up a root that arrived already expanded (reused subtree)."""
-        if self.root.expanded:
-            self._root_ready()
+        """Start the root rule once the root has priors (noise, Gumbel candidates); a root
+        that arrives expanded (a reused subtree) starts at once."""
+        if self.root.expanded and not self._started:
+            self._started = True
+            prior = self.rule.start(self._root_edges())
+            if prior is not None:
+                self.root.prior = prior
 
     def _backup(self, path: list[tuple[Node, int]], v0: float) -> None:
         for node, i in path:
@@ -190,115 +210,15 @@ class Search:
             node.visits += 1
         self.done += 1
 
-    def _pick(self, node: Node) -> int:
-        if self.gumbel:
-            return self._pick_gumbel_inner(node)
-        return self._pick_puct(node)
-
-    def _pick_root(self) -> int:
-        if self.gumbel:
-            if not self._plan:
-                self._next_phase()
-            return self._plan.pop()
-        return self._pick_puct(self.root)
-
-    def _pick_puct(self, node: Node) -> int:
-        n = node.N
-        fpu = node.value - self.cfg.fpu_reduction
-        q = np.where(n > 0, node.W / np.maximum(n, 1), fpu)
-        u = self.cfg.c_puct * node.prior * (math.sqrt(max(node.visits, 1)) / (1 + n))
-        return int(np.argmax(q + u))
-
-    # -- gumbel ----------------------------------------------------------------------------
-    def _sigma(self, node: Node, q: np.ndarray) -> np.ndarray:
-        """Monotone transform of values in [-1, 1] (rescaled to [0, 1]) into logit units."""
-        c = self.cfg
-        return (c.gumbel_c_visit + (node.N.max() if len(node.N) else 0)) * c.gumbel_c_scale * (
-            (q + 1) / 2)
-
-    def completed_q(self, node: Node) -> np.ndarray:
-        """Edge values for ``node.player`` with unvisited edges set to the mixed value v_mix."""
-        n = node.N
-        visited = n > 0
-        total = n.sum()
-        if visited.any():
-            pv = node.prior[visited]
-            qv = node.W[visited] / n[visited]
-            v_mix = (node.value + total * (pv @ qv) / pv.sum()) / (1 + total)
-        else:
-            v_mix = node.value
-        return np.where(visited, node.W / np.maximum(n, 1), v_mix)
-
-    def improved_policy(self, node: Node) -> np.ndarray:
-        """softmax(logits + sigma(completed q)) over ``node``'s legal actions."""
-        z = node.logits + self._sigma(node, self.completed_q(node))
-        p = np.exp(z - z.max())
-        return p / p.sum()
-
-    def _pick_gumbel_inner(self, node: Node) -> int:
-        pi = self.improved_policy(node)
-        return int(np.argmax(pi - node.N / (1 + node.N.sum())))
-
-    def _start_gumbel(self) -> None:
-        root = self.root
-        n = len(root.actions)
-        self._g = self.rng.gumbel(size=n) if self.add_noise else np.zeros(n)
-        m = min(self.cfg.gumbel_m, n, self.simulations)
-        order = np.argsort(-(self._g + root.logits), kind="stable")
-        self._cands = order[:m]
-        self._phases = max(1, math.ceil(math.log2(m))) if m > 1 else 1
-        self._phase = 0
-        self._plan = []
-
-    def _gumbel_scores(self, idx: np.ndarray) -> np.ndarray:
-        root = self.root
-        q = self.completed_q(root)
-        return self._g[idx] + root.logits[idx] + self._sigma(root, q)[idx]
-
-    def _next_phase(self) -> None:
-        """Halve the candidates (after the first phase) and plan the next phase's visits."""
-        cands = self._cands
-        if self._phase > 0 and len(cands) > 1:
-            scores = self._gumbel_scores(cands)
-            keep = max(1, len(cands) // 2)
-            cands = cands[np.argsort(-scores, kind="stable")[:keep]]
-            self._cands = cands
-        left = self.simulations - self.done
-        phases_left = max(1, self._phases - self._phase)
-        per = max(1, left // (phases_left * len(cands)))
-        self._phase += 1
-        # visit each candidate ``per`` times, round-robin; popped from the end
-        self._plan = [int(i) for _ in range(per) for i in cands][::-1]
-
     # -- results -----------------------------------------------------------------------
     def policy_target(self) -> tuple[np.ndarray, np.ndarray]:
         """Return (legal actions, target probabilities) at the root."""
         root = self.root
-        if self.gumbel:
-            return root.actions, self.improved_policy(root)
-        n = root.N
-        if n.sum() == 0:
-            return root.actions, root.prior.copy()
-        return root.actions, n / n.sum()
+        return root.actions, self.rule.target(self._root_edges())
 
     def choose(self, temperature: float) -> int:
         """Return the index (into root.actions) of the action to play."""
-        root = self.root
-        if self.gumbel:
-            cands = self._cands if self._cands is not None else np.arange(len(root.actions))
-            scores = self._gumbel_scores(cands)
-            return int(cands[int(np.argmax(scores))])
-        n = root.N
-        if temperature <= 0 or n.sum() == 0:
-            if n.sum() == 0:
-                return int(np.argmax(root.prior))
-            best = np.flatnonzero(n == n.max())
-            if len(best) > 1:  # ties: highest mean value, then first
-                q = root.q()[best]
-                return int(best[int(np.argmax(q))])
-            return int(best[0])
-        p = n ** (1.0 / temperature)
-        return int(self.rng.choice(len(n), p=p / p.sum()))
+        return int(self.rule.choose(self._root_edges(), temperature))
 
 
 def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Generator,

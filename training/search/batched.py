@@ -1,7 +1,8 @@
 """Network-guided tree search over a BatchedGame: the trees of B games searched in lockstep.
 
-The batched twin of :mod:`boardzoo.training.mcts` (same roots, same config,
-same policy targets), with every game's tree held in tensors
+The batched backend of the search: the root rules of :mod:`.roots` (the same
+config, targets and moves as the per-game trees of :mod:`.tree`), with every
+game's tree held in tensors
 (:mod:`.batched_tree`, mctx-style) instead of Python nodes. One simulation is,
 for all games at once:
 
@@ -13,25 +14,23 @@ for all games at once:
    the view of the player acting at that edge's node (``to_move``), never by
    alternating signs: a Whistling chain is several edges by one player.
 
-Roots: ``gumbel`` (Gumbel top-k at the root with sequential halving, the
-improved policy as target, inner nodes by the paper's deterministic rule) and
-``puct`` (PUCT, Dirichlet noise at the root, visit counts as target, subtree
-reuse across moves in self-play). Randomness (noise, temperature sampling)
-comes from one ``torch.Generator``: the same seed gives the same search.
+Subtrees are reused across moves in self-play where the rule says so (PUCT).
+Randomness (noise, temperature sampling) comes from one ``torch.Generator``:
+the same seed gives the same search.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 
 from boardzoo.envs.core.batched import BatchedGame, BatchState
 
+from ..config_schema import MCTSConfig
+from ..knowledge import Knowledge
 from .batched_tree import Tree, expand, new_tree, set_node_info
-from .config import MCTSConfig
-from .knowledge import Knowledge
+from .roots import Edges, RootRule, reuses_tree, root_rule
 
 #: batch of states -> (logits (n, num_actions), values (n,) for each state's player to move).
 #: An evaluator with a method ``evaluate_at(batch, rows, actions)`` -> (logits (K,) of those
@@ -77,20 +76,35 @@ class NetBatchEvaluator:
 
 def tree_capacity(cfg: MCTSConfig, simulations: int) -> int:
     """Nodes per tree: the root and one per simulation, plus room for a reused subtree."""
-    reuse = cfg.reuse_tree and cfg.root == "puct"
-    return (2 if reuse else 1) * simulations + 1
+    return (2 if reuses_tree(cfg) else 1) * simulations + 1
 
 
-def completed_q(n: torch.Tensor, w: torch.Tensor, prior: torch.Tensor,
-                value: torch.Tensor) -> torch.Tensor:
-    """Edge values (B, K) with unvisited edges set to the mixed value v_mix (as mcts.py)."""
-    visited = n > 0
-    total = n.sum(1)
-    q = torch.where(visited, w / n.clamp(min=1), 0.0)
+class TorchRandomness:
+    """The root rules' random draws from one ``torch.Generator`` (all games' trees)."""
+
+    def __init__(self, generator: torch.Generator) -> None:
+        self.gen = generator
+
+    def gumbel(self, valid: torch.Tensor) -> torch.Tensor:
+        u = torch.rand(valid.shape, generator=self.gen, dtype=torch.float64,
+                       device=valid.device).clamp(min=1e-300)
+        return torch.where(valid, -torch.log(-torch.log(u)), 0.0)
+
+    def dirichlet(self, alpha: float, valid: torch.Tensor) -> torch.Tensor:
+        alphas = torch.full(valid.shape, alpha, dtype=torch.float64, device=valid.device)
+        # private but long-standing: the only gamma sampler that takes a generator
+        gamma = torch._standard_gamma(alphas, generator=self.gen) * valid
+        return gamma / gamma.sum(1, keepdim=True).clamp(min=1e-300)
+
+    def sample(self, p: torch.Tensor) -> torch.Tensor:
+        return torch.multinomial(p, 1, generator=self.gen).squeeze(1)
+
+
+def prior_sums(prior: torch.Tensor, q: torch.Tensor, visited: torch.Tensor,
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sum of prior * q and of prior over each row's visited edges (padded row sums)."""
     pv = torch.where(visited, prior, 0.0)
-    mixed = (value + total * (pv * q).sum(1) / pv.sum(1)) / (1 + total)
-    v_mix = torch.where(visited.any(1), mixed, value)
-    return torch.where(visited, q, v_mix[:, None])
+    return (pv * q).sum(1, keepdim=True), pv.sum(1, keepdim=True)
 
 
 class BatchedSearch:
@@ -106,7 +120,9 @@ class BatchedSearch:
         self.tree = tree
         self.add_noise = add_noise
         self.simulations = cfg.simulations if simulations is None else simulations
-        self.gumbel = cfg.root == "gumbel"
+        #: The root rule (``cfg.root``): how nodes pick, the target, the move played.
+        self.rule: RootRule = root_rule(cfg.root)(cfg, self.simulations, add_noise,
+                                                  TorchRandomness(generator))
         dev = tree.num_nodes.device
         self.ar = torch.arange(tree.size, device=dev)
         self.done = torch.zeros(tree.size, dtype=torch.int64, device=dev)
@@ -207,143 +223,39 @@ class BatchedSearch:
         self.done += active.to(torch.int64)
 
     # -- selection ----------------------------------------------------------------------
-    def _pick(self, node: torch.Tensor) -> torch.Tensor:
+    def _edges(self, node: torch.Tensor) -> Edges:
+        """Node ``node`` (B,) of each game's tree as the root rule sees it."""
         t, ar = self.tree, self.ar
-        n, w, prior = t.N[ar, node], t.W[ar, node], t.prior[ar, node]
-        valid = t.actions[ar, node] >= 0
-        if self.gumbel:
-            pi = self._improved(t.logits[ar, node], n, w, prior, t.value[ar, node])
-            score = pi - n / (1 + n.sum(1, keepdim=True))
-        else:
-            c = self.cfg
-            fpu = (t.value[ar, node] - c.fpu_reduction)[:, None]
-            q = torch.where(n > 0, w / n.clamp(min=1), fpu)
-            sq = torch.sqrt(t.visits[ar, node].clamp(min=1))[:, None]
-            score = q + (c.c_puct * prior) * (sq / (1 + n))
-        return torch.where(valid, score, -math.inf).argmax(1)
+        return Edges(t.N[ar, node], t.W[ar, node], t.prior[ar, node], t.logits[ar, node],
+                     t.value[ar, node][:, None], t.visits[ar, node][:, None],
+                     t.actions[ar, node] >= 0, prior_sums)
+
+    def _root_edges(self) -> Edges:
+        t = self.tree
+        return Edges(t.N[:, 0], t.W[:, 0], t.prior[:, 0], t.logits[:, 0], t.value[:, 0][:, None],
+                     t.visits[:, 0][:, None], t.actions[:, 0] >= 0, prior_sums)
+
+    def _pick(self, node: torch.Tensor) -> torch.Tensor:
+        return self.rule.pick_inner(self._edges(node))
 
     def _pick_root(self, going: torch.Tensor) -> torch.Tensor:
-        if not self.gumbel:
-            return self._pick(torch.zeros_like(self.done))
-        need = going & (self.phase_k >= self.phase_total)
-        if bool(need.any()):
-            self._next_phase(need)
-        slot = self.phase_k % self.ncands.clamp(min=1)
-        self.phase_k += going.to(torch.int64)
-        return self.cands.gather(1, slot[:, None]).squeeze(1)
+        return self.rule.pick_root(self._root_edges(), self.done, going)
 
-    # -- roots --------------------------------------------------------------------------
     def _root_ready(self) -> None:
-        """Add Dirichlet noise (puct) or draw the Gumbel candidates, as mcts.py does."""
-        t, c = self.tree, self.cfg
-        valid = t.actions[:, 0] >= 0
-        if self.gumbel:
-            self._start_gumbel(valid)
-        elif self.add_noise and c.dirichlet_alpha > 0:
-            alpha = torch.full(valid.shape, c.dirichlet_alpha, dtype=torch.float64,
-                               device=valid.device)
-            # private but long-standing: the only gamma sampler that takes a generator
-            gamma = torch._standard_gamma(alpha, generator=self.gen) * valid
-            noise = gamma / gamma.sum(1, keepdim=True).clamp(min=1e-300)
-            f = c.dirichlet_fraction
-            on = (t.expanded[:, 0] & (valid.sum(1) > 1))[:, None]
-            t.prior[:, 0] = torch.where(on, (1 - f) * t.prior[:, 0] + f * noise, t.prior[:, 0])
-
-    def _start_gumbel(self, valid: torch.Tensor) -> None:
-        t = self.tree
-        n = valid.sum(1)
-        if self.add_noise:
-            u = torch.rand(valid.shape, generator=self.gen, dtype=torch.float64,
-                           device=valid.device).clamp(min=1e-300)
-            g = torch.where(valid, -torch.log(-torch.log(u)), 0.0)
-        else:
-            g = torch.zeros(valid.shape, dtype=torch.float64, device=valid.device)
-        self.g = g
-        m = n.clamp(max=min(self.cfg.gumbel_m, self.simulations)
-                    ).clamp(min=1)
-        key = torch.where(valid, -(g + t.logits[:, 0]), math.inf)
-        order = torch.sort(key, dim=1, stable=True).indices
-        self.cands = order[:, : int(m.max())]
-        self.ncands = m
-        bits = torch.zeros_like(m)  # ceil(log2(m)) = bit length of m - 1
-        rest = m - 1
-        while bool((rest > 0).any()):
-            bits += (rest > 0).to(torch.int64)
-            rest = rest >> 1
-        self.phases = bits.clamp(min=1)
-        self.phase = torch.zeros_like(m)
-        self.phase_k = torch.zeros_like(m)
-        self.phase_total = torch.zeros_like(m)
-
-    def _improved(self, logits: torch.Tensor, n: torch.Tensor, w: torch.Tensor,
-                  prior: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-        """softmax(logits + sigma(completed q)) over each row's edges."""
-        c = self.cfg
-        q = completed_q(n, w, prior, value)
-        sigma = ((c.gumbel_c_visit + n.max(1).values) * c.gumbel_c_scale)[:, None] * ((q + 1) / 2)
-        z = logits + sigma
-        p = torch.exp(z - z.max(1, keepdim=True).values)
-        return p / p.sum(1, keepdim=True)
-
-    def _root_scores(self) -> torch.Tensor:
-        """g + logits + sigma(completed q) of each game's candidates (-inf past the last)."""
-        t = self.tree
-        n = t.N[:, 0]
-        q = completed_q(n, t.W[:, 0], t.prior[:, 0], t.value[:, 0])
-        sigma = ((self.cfg.gumbel_c_visit + n.max(1).values) * self.cfg.gumbel_c_scale)[:, None]
-        c = self.cands  # (the tree may have widened since self.g was drawn)
-        scores = self.g.gather(1, c) + t.logits[:, 0].gather(1, c) + sigma * (
-            (q.gather(1, c) + 1) / 2)
-        slot = torch.arange(c.shape[1], device=c.device)
-        return torch.where(slot < self.ncands[:, None], scores, -math.inf)
-
-    def _next_phase(self, need: torch.Tensor) -> None:
-        """Halve the candidates (after the first phase) and plan the next phase's visits."""
-        halve = need & (self.phase > 0) & (self.ncands > 1)
-        if bool(halve.any()):
-            order = torch.sort(-self._root_scores(), dim=1, stable=True).indices
-            self.cands = torch.where(halve[:, None], self.cands.gather(1, order), self.cands)
-            self.ncands = torch.where(halve, (self.ncands // 2).clamp(min=1), self.ncands)
-        left = self.simulations - self.done
-        phases_left = (self.phases - self.phase).clamp(min=1)
-        per = (left // (phases_left * self.ncands)).clamp(min=1)
-        self.phase_total = torch.where(need, per * self.ncands, self.phase_total)
-        self.phase_k = torch.where(need, 0, self.phase_k)
-        self.phase = self.phase + need.to(torch.int64)
+        """Start the root rule on the expanded roots (noise, Gumbel candidates)."""
+        prior = self.rule.start(self._root_edges())
+        if prior is not None:
+            self.tree.prior[:, 0] = prior
 
     # -- results ------------------------------------------------------------------------
     def policy_target(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Return (legal actions (B, K), -1 padded; target probabilities (B, K), 0 padded)."""
-        t = self.tree
-        actions, n = t.actions[:, 0], t.N[:, 0]
-        if self.gumbel:
-            probs = self._improved(t.logits[:, 0], n, t.W[:, 0], t.prior[:, 0], t.value[:, 0])
-        else:
-            total = n.sum(1, keepdim=True)
-            probs = torch.where(total > 0, n / total.clamp(min=1), t.prior[:, 0])
-        return actions, torch.where(actions >= 0, probs, 0.0)
+        actions = self.tree.actions[:, 0]
+        return actions, torch.where(actions >= 0, self.rule.target(self._root_edges()), 0.0)
 
     def choose(self, temperature: torch.Tensor | float = 0.0) -> torch.Tensor:
         """Return each game's chosen edge (index into ``policy_target``'s actions)."""
-        t = self.tree
-        if self.gumbel:  # the last survivor of sequential halving; no temperature
-            best = self._root_scores().argmax(1)
-            return self.cands.gather(1, best[:, None]).squeeze(1)
-        n, valid = t.N[:, 0], t.actions[:, 0] >= 0
-        total = n.sum(1)
-        most = torch.where(valid, n, -1.0)
-        top = valid & (most == most.max(1, keepdim=True).values)
-        q = torch.where(n > 0, t.W[:, 0] / n.clamp(min=1), 0.0)
-        greedy = torch.where(top, q, -math.inf).argmax(1)  # ties: highest mean value, then first
-        greedy = torch.where(total > 0, greedy,
-                             torch.where(valid, t.prior[:, 0], -math.inf).argmax(1))
-        temp = torch.as_tensor(temperature, dtype=torch.float64, device=n.device).expand(len(n))
-        rows = ((temp > 0) & (total > 0)).nonzero().squeeze(1)
-        if len(rows):
-            p = n[rows] ** (1.0 / temp[rows])[:, None]
-            greedy[rows] = torch.multinomial(p / p.sum(1, keepdim=True), 1,
-                                             generator=self.gen).squeeze(1)
-        return greedy
+        return self.rule.choose(self._root_edges(), temperature)
 
 
 def run_batched_search(engine: BatchedGame, evaluate: Evaluator, roots: BatchState,

@@ -1,0 +1,266 @@
+"""Root rules: how a search picks at its root and inner nodes, what it teaches, what it plays.
+
+A rule is written once over :class:`Edges` (a node's edge statistics as numpy
+arrays or as torch tensors with one row per game) and drives either tree backend
+(:mod:`.tree`, :mod:`.batched`); its randomness comes from the backend's
+:class:`Randomness`, so each backend draws exactly what it drew before the two
+searches shared their rules. Two rules, named by ``mcts.root``:
+
+* ``puct`` (:class:`PuctRoot`): AlphaZero's PUCT everywhere, Dirichlet noise at the
+  root; the policy target is the root's visit distribution; the move is sampled from
+  visits with a temperature or is the most visited (ties: the best mean value).
+* ``gumbel`` (:class:`GumbelRoot`): Gumbel MuZero's root (Danihelka et al., 2022):
+  ``m`` actions sampled without replacement by Gumbel-top-k on the prior logits
+  (without noise, the top ``m``), the simulations split over them by sequential
+  halving on ``g + logits + sigma(q)``, the survivor played; the policy target is
+  ``softmax(logits + sigma(completed q))``, and inner nodes use the paper's
+  deterministic selection toward that policy.
+
+Each rule declares the config keys it reads (:attr:`RootRule.keys` wherever it runs,
+``selfplay_keys`` and ``play_keys`` where it is self-play's or play's root), so the
+config's no-effect check asks the rules instead of repeating them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from array_api_compat import array_namespace
+from array_api_compat import device as array_device
+
+from ..config_schema import MCTSConfig
+from . import formulas as f
+
+
+@dataclass(slots=True)
+class Edges:
+    """One node's edges (``(K,)`` numpy arrays) or one node of each game (``(B, K)``
+    tensors); per-node values broadcast over the edges (see :mod:`.formulas`)."""
+
+    n: Any  #: visits of each edge
+    w: Any  #: value sum of each edge, for the player acting at the node
+    prior: Any  #: prior probabilities (0 on padding)
+    logits: Any  #: prior logits (-inf on padding)
+    value: Any  #: the node's network value for its player
+    visits: Any  #: the node's visits (sum of n)
+    valid: Any | None  #: real edges; None: all of them
+    prior_sums: f.PriorSums  #: the backend's weighted sum (see :func:`.formulas.completed_q`)
+
+
+class Randomness(Protocol):
+    """A backend's random draws (numpy ``Generator`` or ``torch.Generator``)."""
+
+    def gumbel(self, valid: Any) -> Any:
+        """Standard Gumbel noise on the valid edges, 0 elsewhere."""
+
+    def dirichlet(self, alpha: float, valid: Any) -> Any:
+        """Dirichlet(alpha) noise over each row's valid edges (rows with one valid edge
+        may get anything: the noise is not used there)."""
+
+    def sample(self, p: Any) -> Any:
+        """One index per row of probabilities ``p``."""
+
+
+class RootRule:
+    """One search's root rule (it keeps the search's root state, e.g. Gumbel's candidates)."""
+
+    #: ``mcts.root`` value that selects the rule.
+    name: ClassVar[str]
+    #: Config keys the rule reads wherever it is the root (self-play or play).
+    keys: ClassVar[tuple[str, ...]] = ()
+    #: Keys read only where it is self-play's root (``mcts.root``).
+    selfplay_keys: ClassVar[tuple[str, ...]] = ()
+    #: Keys read only where it is play's root (``play.root``, else ``mcts.root``).
+    play_keys: ClassVar[tuple[str, ...]] = ()
+    #: Whether self-play keeps the played child's subtree as the next root (with
+    #: ``mcts.reuse_tree``).
+    reuses_subtrees: ClassVar[bool] = False
+    #: Whether a fast search (playout-cap randomisation) keeps the root noise.
+    noise_in_fast_search: ClassVar[bool] = False
+
+    def __init__(self, cfg: MCTSConfig, simulations: int, add_noise: bool,
+                 draw: Randomness) -> None:
+        self.cfg = cfg
+        self.simulations = simulations
+        self.add_noise = add_noise
+        self.draw = draw
+
+    def start(self, root: Edges) -> Any | None:
+        """Prepare the expanded root; return its new prior (noise) or None to keep it."""
+        return None
+
+    def pick_root(self, root: Edges, done: Any, going: Any) -> Any:
+        """Return the edge to take at the root of each game still ``going``."""
+        return self.pick_inner(root)
+
+    def pick_inner(self, node: Edges) -> Any:
+        """Return the edge to take at an inner node."""
+        raise NotImplementedError
+
+    def target(self, root: Edges) -> Any:
+        """Return the policy target over the root's edges."""
+        raise NotImplementedError
+
+    def choose(self, root: Edges, temperature: Any) -> Any:
+        """Return the root edge to play."""
+        raise NotImplementedError
+
+
+class PuctRoot(RootRule):
+    """AlphaZero: PUCT, Dirichlet noise at the root, visit-count targets."""
+
+    name = "puct"
+    keys = ("mcts.c_puct", "mcts.fpu_reduction")
+    selfplay_keys = ("mcts.dirichlet_alpha", "mcts.dirichlet_fraction", "mcts.reuse_tree",
+                     "selfplay.temperature_moves")
+    reuses_subtrees = True
+
+    def start(self, root: Edges) -> Any | None:
+        c = self.cfg
+        if not self.add_noise or c.dirichlet_alpha <= 0:
+            return None
+        xp = array_namespace(root.prior)
+        noise = self.draw.dirichlet(c.dirichlet_alpha, root.valid)
+        several = xp.sum(xp.astype(root.valid, xp.int64), axis=-1, keepdims=True) > 1
+        frac = c.dirichlet_fraction
+        return xp.where(several, (1 - frac) * root.prior + frac * noise, root.prior)
+
+    def pick_inner(self, node: Edges) -> Any:
+        xp = array_namespace(node.n)
+        c = self.cfg
+        score = f.puct_scores(node.n, node.w, node.prior, node.value, node.visits, c.c_puct,
+                              c.fpu_reduction)
+        return xp.argmax(f.masked(score, node.valid), axis=-1)
+
+    def target(self, root: Edges) -> Any:
+        xp = array_namespace(root.n)
+        total = xp.sum(root.n, axis=-1, keepdims=True)
+        return xp.where(total > 0, root.n / xp.clip(total, min=1), root.prior)
+
+    def choose(self, root: Edges, temperature: Any) -> Any:
+        """The most visited edge (ties: the best mean value, then the first; no visits:
+        the best prior), or with ``temperature`` > 0 one sampled from visits ** (1 / T)."""
+        xp = array_namespace(root.n)
+        n, valid = root.n, root.valid
+        total = xp.sum(n, axis=-1)
+        most = xp.where(valid, n, -1.0)
+        top = valid & (most == xp.max(most, axis=-1, keepdims=True))
+        by_value = xp.argmax(xp.where(top, f.edge_q(n, root.w, 0.0), -math.inf), axis=-1)
+        by_prior = xp.argmax(xp.where(valid, root.prior, -math.inf), axis=-1)
+        best = xp.where(total > 0, by_value, by_prior)
+        temperature = xp.broadcast_to(
+            xp.asarray(temperature, dtype=n.dtype, device=array_device(n)), total.shape)
+        sampled = (temperature > 0) & (total > 0)
+        if not bool(xp.any(sampled)):
+            return best
+        if best.ndim == 0:  # one tree (numpy)
+            p = n ** (1.0 / temperature)
+            return xp.asarray(self.draw.sample(p / xp.sum(p, axis=-1, keepdims=True)))
+        rows = xp.nonzero(sampled)[0]
+        p = n[rows] ** (1.0 / temperature[rows])[:, None]
+        best[rows] = self.draw.sample(p / xp.sum(p, axis=-1, keepdims=True))
+        return best
+
+
+class GumbelRoot(RootRule):
+    """Gumbel MuZero: Gumbel top-k and sequential halving at the root, improved-policy
+    targets, deterministic inner selection."""
+
+    name = "gumbel"
+    keys = ("mcts.gumbel_c_visit", "mcts.gumbel_c_scale")
+    selfplay_keys = ("mcts.gumbel_m",)
+    play_keys = ("play.gumbel_m",)
+    noise_in_fast_search = True  # the noise is how the root samples the move it plays
+
+    def start(self, root: Edges) -> None:
+        """Draw the Gumbel noise and the ``m`` candidates; plan nothing yet."""
+        xp = array_namespace(root.logits)
+        valid = root.valid
+        self.g = self.draw.gumbel(valid) if self.add_noise else xp.zeros_like(root.logits)
+        count = xp.sum(xp.astype(valid, xp.int64), axis=-1)
+        m = xp.clip(xp.clip(count, max=min(self.cfg.gumbel_m, self.simulations)), min=1)
+        key = xp.where(valid, -(self.g + root.logits), math.inf)
+        self.cands = xp.argsort(key, axis=-1, stable=True)[..., : int(xp.max(m))]
+        self.ncands = m
+        self.phases = xp.clip(f.bit_length(m - 1), min=1)  # ceil(log2(m)), at least 1
+        self.phase = xp.zeros_like(m)
+        self.phase_k = xp.zeros_like(m)  # visits made in this phase
+        self.phase_total = xp.zeros_like(m)  # visits planned for this phase
+        return None
+
+    def pick_root(self, root: Edges, done: Any, going: Any) -> Any:
+        """Visit the phase's candidates round-robin; start the next phase when one ends."""
+        xp = array_namespace(self.cands)
+        need = going & (self.phase_k >= self.phase_total)
+        if bool(xp.any(need)):
+            self._next_phase(root, need, done)
+        slot = self.phase_k % xp.clip(self.ncands, min=1)
+        self.phase_k = self.phase_k + xp.astype(xp.asarray(going), self.phase_k.dtype)
+        return xp.take_along_axis(self.cands, slot[..., None], axis=-1)[..., 0]
+
+    def _next_phase(self, root: Edges, need: Any, done: Any) -> None:
+        """Halve the candidates (after the first phase) and plan the next phase's visits:
+        each candidate the same number of times, the simulations left spread evenly over
+        the phases left."""
+        xp = array_namespace(self.cands)
+        halve = need & (self.phase > 0) & (self.ncands > 1)
+        if bool(xp.any(halve)):
+            order = xp.argsort(-self._scores(root), axis=-1, stable=True)
+            self.cands = xp.where(halve[..., None],
+                                  xp.take_along_axis(self.cands, order, axis=-1), self.cands)
+            self.ncands = xp.where(halve, xp.clip(self.ncands // 2, min=1), self.ncands)
+        left = self.simulations - done
+        phases_left = xp.clip(self.phases - self.phase, min=1)
+        per = xp.clip(left // (phases_left * self.ncands), min=1)
+        self.phase_total = xp.where(need, per * self.ncands, self.phase_total)
+        self.phase_k = xp.where(need, 0, self.phase_k)
+        self.phase = self.phase + xp.astype(need, self.phase.dtype)
+
+    def _scores(self, root: Edges) -> Any:
+        """g + logits + sigma(completed q) of the candidates (-inf past the last)."""
+        xp = array_namespace(self.cands)
+        c, cfg = self.cands, self.cfg
+        q = f.completed_q(root.n, root.w, root.prior, root.value, root.prior_sums)
+
+        def take(x: Any) -> Any:
+            return xp.take_along_axis(x, c, axis=-1)
+
+        scores = take(self.g) + take(root.logits) + f.sigma(
+            take(q), f.max_n(root.n), cfg.gumbel_c_visit, cfg.gumbel_c_scale)
+        slot = xp.arange(c.shape[-1], device=array_device(c))
+        return xp.where(slot < self.ncands[..., None], scores, -math.inf)
+
+    def pick_inner(self, node: Edges) -> Any:
+        xp = array_namespace(node.n)
+        pi = self._improved(node)
+        return xp.argmax(f.masked(f.gumbel_inner_scores(pi, node.n), node.valid), axis=-1)
+
+    def _improved(self, node: Edges) -> Any:
+        cfg = self.cfg
+        return f.improved_policy(node.n, node.w, node.prior, node.logits, node.value,
+                                 cfg.gumbel_c_visit, cfg.gumbel_c_scale, node.prior_sums)
+
+    def target(self, root: Edges) -> Any:
+        return self._improved(root)
+
+    def choose(self, root: Edges, temperature: Any = 0.0) -> Any:
+        """The last survivor of sequential halving (the best score; no temperature)."""
+        xp = array_namespace(self.cands)
+        best = xp.argmax(self._scores(root), axis=-1)
+        return xp.take_along_axis(self.cands, best[..., None], axis=-1)[..., 0]
+
+
+#: The root rules by ``mcts.root`` name.
+ROOT_RULES: dict[str, type[RootRule]] = {rule.name: rule for rule in (PuctRoot, GumbelRoot)}
+
+
+def root_rule(name: str) -> type[RootRule]:
+    """Return the root rule named ``name`` (``mcts.root``)."""
+    return ROOT_RULES[name]
+
+
+def reuses_tree(cfg: MCTSConfig) -> bool:
+    """Whether self-play keeps the played child's subtree as the next root."""
+    return cfg.reuse_tree and root_rule(cfg.root).reuses_subtrees
