@@ -8,8 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
-from boardzoo.envs.core.registry import action_game
+from boardzoo.envs.core.registry import action_game, batched_game
+from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.config import ConfigError, load_config
 from boardzoo.training.selfplay import play_games
 
@@ -62,6 +64,48 @@ def test_fast_moves_are_played_but_not_kept_and_cost_their_own_budget(root):
                for a, b in zip(x.obs, y.obs, strict=True))
 
 
+class CountingBatchEvaluator:
+    """The uniform network on a batched engine's states, counting what it evaluates."""
+
+    def __init__(self, engine) -> None:
+        self.n = engine.num_actions
+        self.positions = 0
+
+    def __call__(self, states):
+        self.positions += states.size
+        return torch.zeros(states.size, self.n), torch.zeros(states.size)
+
+
+@pytest.mark.parametrize("root", ["puct", "gumbel"])
+def test_the_batched_engine_plays_fast_searches_with_their_own_budget(root):
+    engine = batched_game("loa")
+    sets = ["selfplay.max_moves=12", "mcts.simulations=16", f"mcts.root={root}",
+            "selfplay.engine=batched", "selfplay.parallel_games=4"] + (
+        ["mcts.reuse_tree=false"] if root == "puct" else [])
+
+    def play(extra: list[str]) -> tuple[list, int]:
+        evaluator = CountingBatchEvaluator(engine)
+        recs = play_games_batched(None, engine, load_config(TINY, sets + extra), [1, 2, 3, 4],
+                                  evaluate=evaluator)
+        return recs, evaluator.positions
+
+    full, full_evals = play([])
+    assert all(len(r.obs) == r.length == 12 and r.fast == 0 for r in full)
+    assert full_evals == 48 * 16  # every search: the root's evaluation and 15 leaves
+    capped = ["selfplay.full_search_prob=0.5", "selfplay.fast_simulations=2"]
+    recs, evals = play(capped)
+    kept, fast = sum(len(r.obs) for r in recs), sum(r.fast for r in recs)
+    assert all(len(r.obs) + r.fast + r.forced == r.length == 12 for r in recs)
+    assert 10 <= kept <= 38 and kept + fast == 48
+    assert evals == kept * 16 + fast * 2  # a fast search costs its own 2 simulations
+    for r in recs:
+        assert len(r.actions) == len(r.probs) == len(r.players) == len(r.root_values)
+    again, _ = play(capped)  # one generator seeded from the seeds: the same games
+    assert [r.fast for r in again] == [r.fast for r in recs]
+    assert all(np.array_equal(a, b) for x, y in zip(recs, again, strict=True)
+               for a, b in zip(x.probs, y.probs, strict=True))
+
+
 def test_randomisation_off_draws_nothing_so_games_stay_the_same():
     base, _ = games([])
     same, _ = games(["selfplay.full_search_prob=1"])
@@ -76,9 +120,6 @@ def test_config_rules():
     with pytest.raises(ConfigError, match="selfplay.fast_simulations must be between 1 and"):
         load_config(TINY, ["selfplay.full_search_prob=0.25", "mcts.simulations=8",
                            "selfplay.fast_simulations=8"])
-    with pytest.raises(ConfigError, match="full_search_prob must be 1 with selfplay.engine"):
-        load_config(TINY, ["selfplay.full_search_prob=0.25", "selfplay.fast_simulations=2",
-                           "selfplay.engine=batched"])
     with pytest.raises(ConfigError, match="selfplay.full_search_prob must be between"):
         load_config(TINY, ["selfplay.full_search_prob=0", "selfplay.fast_simulations=2"])
     with pytest.raises(ConfigError, match="fast_simulations has no effect"):

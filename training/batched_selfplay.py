@@ -34,7 +34,7 @@ from .config import Config
 from .knowledge import Knowledge
 from .search.batched import BatchedSearch, Evaluator, NetBatchEvaluator, tree_capacity
 from .search.batched_tree import Tree, new_tree, reroot
-from .search.roots import reuses_tree
+from .search.roots import reuses_tree, root_rule
 from .selfplay import GameRecord, adjudicate
 
 
@@ -116,18 +116,28 @@ class _Games:
         tree = new_tree(engine, states, self.cap)
         if self.kept is not None and bool(self.keep.any()):
             tree = tree.where(self.keep, self.kept)
-        search = BatchedSearch(engine, self.cfg.mcts, self.evaluate, self.gen, tree,
-                               add_noise=True).run()
+        mc, sp = self.cfg.mcts, self.cfg.selfplay
+        sims, noise, full = mc.simulations, True, None
+        if sp.full_search_prob < 1:  # playout caps: which games get the full search
+            # (no draw when the randomisation is off: the games stay those of earlier versions)
+            full = torch.rand(len(self.slots), generator=self.gen, dtype=torch.float64,
+                              device=dev) < sp.full_search_prob
+            sims = torch.where(full, mc.simulations, sp.fast_simulations)
+            noise = True if root_rule(mc.root).noise_in_fast_search else full
+        search = BatchedSearch(engine, mc, self.evaluate, self.gen, tree, add_noise=noise,
+                               simulations=sims).run()
         actions, probs = search.policy_target()
-        temps = torch.tensor([1.0 if m < self.cfg.selfplay.temperature_moves else 0.0
+        temps = torch.tensor([1.0 if m < sp.temperature_moves else 0.0
                               for m in self.moves], dtype=torch.float64, device=dev)
         edge = search.choose(temps)
-        self._record(search, actions, probs)
+        self._record(search, actions, probs, None if full is None else full.cpu().tolist())
         return engine.step(states, actions.gather(1, edge[:, None]).squeeze(1)), search, edge
 
-    def _record(self, search: BatchedSearch, actions: torch.Tensor, probs: torch.Tensor) -> None:
+    def _record(self, search: BatchedSearch, actions: torch.Tensor, probs: torch.Tensor,
+                full: list[bool] | None) -> None:
         """Append each game's example: observation, legal actions, search policy, player,
-        root value and (with priors) the position's priors."""
+        root value and (with priors) the position's priors; a game whose search was a fast
+        one (``full`` False) only counts it."""
         engine, states, t = self.engine, self.states, search.tree
         obs = engine.observation(states).cpu().numpy()
         players = engine.to_move(states).cpu().tolist()
@@ -142,6 +152,9 @@ class _Games:
             action_prior = action_prior.cpu().numpy()
         for k, game in enumerate(self.slots):
             rec, n = self.records[game], legal[k]
+            if full is not None and not full[k]:
+                rec.fast += 1
+                continue
             rec.obs.append(obs[k].copy())
             rec.actions.append(acts_np[k, :n].copy())
             rec.probs.append(probs_np[k, :n].copy())

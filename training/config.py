@@ -166,8 +166,6 @@ def validate(cfg: Config) -> Config:
     need(p.full_search_prob >= 1 or 1 <= p.fast_simulations < cfg.mcts.simulations,
          "selfplay.fast_simulations", "between 1 and mcts.simulations - 1 with "
          f"selfplay.full_search_prob below 1 (got {p.fast_simulations})")
-    need(p.full_search_prob >= 1 or p.engine == "reference", "selfplay.full_search_prob",
-         "1 with selfplay.engine batched (its games search with one budget)")
     need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
     need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {echo(p.backend)})")
     torch_priors = get_spec(cfg.game).batched_eval_module is not None

@@ -108,11 +108,15 @@ def prior_sums(prior: torch.Tensor, q: torch.Tensor, visited: torch.Tensor,
 
 
 class BatchedSearch:
-    """One search per game of ``tree`` (its roots), driven to ``simulations`` by :meth:`run`."""
+    """One search per game of ``tree`` (its roots), driven to ``simulations`` by :meth:`run`.
+
+    ``simulations`` and ``add_noise`` may differ by game (tensors of shape (B,)): a fast
+    search of playout-cap randomisation beside full ones (``selfplay.full_search_prob``).
+    """
 
     def __init__(self, engine: BatchedGame, cfg: MCTSConfig, evaluate: Evaluator,
-                 generator: torch.Generator, tree: Tree, add_noise: bool = True,
-                 simulations: int | None = None) -> None:
+                 generator: torch.Generator, tree: Tree, add_noise: bool | torch.Tensor = True,
+                 simulations: int | torch.Tensor | None = None) -> None:
         self.engine = engine
         self.cfg = cfg
         self.evaluate = evaluate
@@ -126,6 +130,9 @@ class BatchedSearch:
         dev = tree.num_nodes.device
         self.ar = torch.arange(tree.size, device=dev)
         self.done = torch.zeros(tree.size, dtype=torch.int64, device=dev)
+        #: Each game's simulations.
+        self.budget = torch.as_tensor(self.simulations, dtype=torch.int64,
+                                      device=dev).expand(tree.size)
         #: Positions evaluated by the network in this search.
         self.evaluations = 0
 
@@ -133,14 +140,15 @@ class BatchedSearch:
     def run(self) -> BatchedSearch:
         """Expand the roots that need it, prepare them, then simulate until every game is done."""
         t = self.tree
-        self.done[t.terminal[:, 0]] = self.simulations  # nothing to search in a finished game
+        # nothing to search in a finished game
+        self.done = torch.where(t.terminal[:, 0], self.budget, self.done)
         need = (~t.expanded[:, 0] & ~t.terminal[:, 0]).nonzero().squeeze(1)
         if len(need):
             self._evaluate(need, torch.zeros_like(need))
             self.done[need] += 1  # the root's evaluation is the first simulation, as in mcts.py
         self._root_ready()
         while True:
-            active = self.done < self.simulations
+            active = self.done < self.budget
             if not bool(active.any()):
                 return self
             self._simulate(active)

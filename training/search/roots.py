@@ -80,8 +80,9 @@ class RootRule:
     #: Whether a fast search (playout-cap randomisation) keeps the root noise.
     noise_in_fast_search: ClassVar[bool] = False
 
-    def __init__(self, cfg: MCTSConfig, simulations: int, add_noise: bool,
+    def __init__(self, cfg: MCTSConfig, simulations: Any, add_noise: Any,
                  draw: Randomness) -> None:
+        """``simulations`` and ``add_noise``: for the search, or (batched) for each game."""
         self.cfg = cfg
         self.simulations = simulations
         self.add_noise = add_noise
@@ -119,13 +120,16 @@ class PuctRoot(RootRule):
 
     def start(self, root: Edges) -> Any | None:
         c = self.cfg
-        if not self.add_noise or c.dirichlet_alpha <= 0:
+        by_game = not isinstance(self.add_noise, bool)
+        if not (by_game or self.add_noise) or c.dirichlet_alpha <= 0:
             return None
         xp = array_namespace(root.prior)
         noise = self.draw.dirichlet(c.dirichlet_alpha, root.valid)
-        several = xp.sum(xp.astype(root.valid, xp.int64), axis=-1, keepdims=True) > 1
+        on = xp.sum(xp.astype(root.valid, xp.int64), axis=-1, keepdims=True) > 1
+        if by_game:
+            on = on & self.add_noise[..., None]
         frac = c.dirichlet_fraction
-        return xp.where(several, (1 - frac) * root.prior + frac * noise, root.prior)
+        return xp.where(on, (1 - frac) * root.prior + frac * noise, root.prior)
 
     def pick_inner(self, node: Edges) -> Any:
         xp = array_namespace(node.n)
@@ -178,9 +182,14 @@ class GumbelRoot(RootRule):
         """Draw the Gumbel noise and the ``m`` candidates; plan nothing yet."""
         xp = array_namespace(root.logits)
         valid = root.valid
-        self.g = self.draw.gumbel(valid) if self.add_noise else xp.zeros_like(root.logits)
+        if isinstance(self.add_noise, bool):
+            self.g = self.draw.gumbel(valid) if self.add_noise else xp.zeros_like(root.logits)
+        else:  # by game
+            self.g = xp.where(self.add_noise[..., None], self.draw.gumbel(valid), 0.0)
         count = xp.sum(xp.astype(valid, xp.int64), axis=-1)
-        m = xp.clip(xp.clip(count, max=min(self.cfg.gumbel_m, self.simulations)), min=1)
+        cap = xp.clip(xp.asarray(self.simulations, device=array_device(count)),
+                      max=self.cfg.gumbel_m)
+        m = xp.clip(xp.minimum(count, cap), min=1)
         key = xp.where(valid, -(self.g + root.logits), math.inf)
         self.cands = xp.argsort(key, axis=-1, stable=True)[..., : int(xp.max(m))]
         self.ncands = m
