@@ -17,7 +17,9 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   ``forced=skip|search``: whether the search plays forced actions below the root through
   without a simulation (default: the network's ``play.skip_forced``), ``win1=on|off``:
   whether the search looks for wins in one (default: the network's ``play.win_in_one``;
-  Ultima's checkmates in one, other games have no such check).
+  Ultima's checkmates in one, other games have no such check), ``leaf=D``: each search leaf
+  valued by an alpha-beta search of D turns instead of the network's value (default: the
+  network's ``play.leaf_depth``, 0: off; LOA and Ultima).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
 A position with a single legal action is played without the network, and so is a win at
@@ -50,6 +52,7 @@ from boardzoo.envs.core.registry import GAMES, action_game, get_spec
 from .checkpoint import CheckpointError, load
 from .config import Config, ConfigError, from_saved, play_search
 from .network import PolicyValueNet, build_net
+from .search.leaf import SearchedLeaves
 from .search.roots import ROOT_RULES
 from .search.tree import run_search
 from .selfplay import NetEvaluator
@@ -103,6 +106,9 @@ class NetAgent(ActionAgent):
         self.rng = np.random.default_rng(seed)
         # Play-time only: self-play builds its own evaluator without the temperature.
         self.evaluate = NetEvaluator(net, self.game, cfg.play.policy_temperature)
+        #: What the search asks: the network, or its priors with searched leaf values.
+        self.search_evaluate = self.evaluate if not self.search_cfg.leaf_depth else \
+            SearchedLeaves(self.evaluate, game, self.game, self.search_cfg.leaf_depth)
         self.counters = {"actions": 0, "evaluations": 0}
         #: The game's winning-move check when the network plays with ``play.win_in_one``.
         self.winning_action = winning_action(game) if cfg.play.win_in_one else None
@@ -124,7 +130,7 @@ class NetAgent(ActionAgent):
             win = self.winning_action(state)
             if win is not None:  # a win at once needs no search
                 return int(win)
-        search = run_search(game, self.evaluate, state, self.search_cfg, self.rng,
+        search = run_search(game, self.search_evaluate, state, self.search_cfg, self.rng,
                             self.simulations, add_noise=False, deadline=self.move_deadline,
                             skip_forced=self.cfg.play.skip_forced,
                             winning_action=self.winning_action)
@@ -144,16 +150,16 @@ def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     if not arg:
         raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
                                 "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N "
-                                ",ptemp=T ,forced=skip|search ,win1=on|off)")
+                                ",ptemp=T ,forced=skip|search ,win1=on|off ,leaf=D)")
     first, *rest = arg.split(",")
     opts = {}
     for part in rest:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
-        if not eq or key not in ("sims", "root", "m", "ptemp", "forced", "win1"):
+        if not eq or key not in ("sims", "root", "m", "ptemp", "forced", "win1", "leaf"):
             raise UnknownAgentError(f"agent checkpoint: unknown option {echo(part.strip())}; "
                                     f"use sims=N, root=puct|gumbel, m=N, ptemp=T, "
-                                    f"forced=skip|search or win1=on|off")
+                                    f"forced=skip|search, win1=on|off or leaf=D")
         opts[key] = value.strip()
     return first.strip(), opts
 
@@ -175,7 +181,7 @@ def _option(opts: dict[str, str], key: str, convert: Callable[[str], Any],
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]
-    [,forced=skip|search][,win1=on|off]`` for ``game``."""
+    [,forced=skip|search][,win1=on|off][,leaf=D]`` for ``game``."""
     where, opts = _parse(arg)
     path = Path(where)
     if where in GAMES and not path.is_file():
@@ -192,7 +198,11 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     forced = _option(opts, "forced", str, lambda v: v in ("skip", "search"), "skip or search")
     root = _option(opts, "root", str, lambda v: v in ROOT_RULES, " or ".join(ROOT_RULES))
     win1 = _option(opts, "win1", str, lambda v: v in ("on", "off"), "on or off")
-    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": root,
+    leaf = _option(opts, "leaf", int, lambda v: 0 <= v <= 8, "a whole number from 0 to 8")
+    if leaf and not isinstance(get_spec(game).actions, MoveActions):
+        raise UnknownAgentError(f"agent checkpoint: leaf=D needs a game whose actions are "
+                                f"whole moves (LOA, Ultima), not {game}")
+    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": root, "leaf_depth": leaf,
             "skip_forced": None if forced is None else forced == "skip",
             "win_in_one": None if win1 is None else win1 == "on"}
     cfg = dataclasses.replace(cfg, play=dataclasses.replace(

@@ -34,6 +34,7 @@ from .config import Config
 from .knowledge import Knowledge
 from .search.batched import BatchedSearch, Evaluator, NetBatchEvaluator, tree_capacity
 from .search.batched_tree import Tree, new_tree, reroot
+from .search.leaf import SearchedBatchLeaves
 from .search.roots import reuses_tree, root_rule
 from .selfplay import GameRecord, adjudicate
 
@@ -57,6 +58,8 @@ def play_games_batched(net: torch.nn.Module | None, engine: BatchedGame, cfg: Co
         if net is None:
             raise ValueError("play_games_batched needs a network or an evaluator")
         evaluate = NetBatchEvaluator(net, engine, knowledge)
+    if cfg.mcts.leaf_depth:
+        evaluate = SearchedBatchLeaves(evaluate, cfg.game, engine, cfg.mcts.leaf_depth)
     return _Games(engine, cfg, seeds, evaluate, knowledge, progress).play()
 
 

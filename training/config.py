@@ -250,7 +250,8 @@ def play_search(cfg: Config) -> MCTSConfig:
     """Return the search the network plays with (evaluation, ``checkpoint:`` agents): the
     self-play search with the ``play`` section's root and Gumbel candidates."""
     root = cfg.play.root or cfg.mcts.root
-    return dataclasses.replace(cfg.mcts, root=root, gumbel_m=cfg.play.gumbel_m or cfg.mcts.gumbel_m)
+    return dataclasses.replace(cfg.mcts, root=root, gumbel_m=cfg.play.gumbel_m or cfg.mcts.gumbel_m,
+                               leaf_depth=cfg.play.leaf_depth)
 
 
 def yaml_error(exc: yaml.YAMLError) -> str:

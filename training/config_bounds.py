@@ -44,6 +44,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "play.policy_temperature": (0, 100),
     "mcts.gumbel_c_visit": (0, 1_000_000),
     "mcts.gumbel_c_scale": (0, 1000),
+    "mcts.leaf_depth": (0, 8),
+    "play.leaf_depth": (0, 8),
     "selfplay.games_per_iteration": (1, 1_000_000),
     "selfplay.parallel_games": (1, 4096),
     "selfplay.workers": (0, 1024),

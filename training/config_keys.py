@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from boardzoo.envs.core.actions import MoveActions
 from boardzoo.envs.core.game import UnknownGameError
 from boardzoo.envs.core.registry import get_spec
 
@@ -87,6 +88,14 @@ def _without_win_check(game: str) -> bool:
         return False  # an unknown game is reported by the config's own check
 
 
+def _without_whole_moves(game: str) -> bool:
+    """Return True when ``game`` is a known game whose actions are not whole moves."""
+    try:
+        return not isinstance(get_spec(game).actions, MoveActions)
+    except UnknownGameError:
+        return False
+
+
 def no_effect(cfg: Config) -> dict[str, str]:
     """Return ``{key: why}`` for every key that has no effect under ``cfg``'s settings."""
     roots = {cfg.mcts.root, cfg.play.root or cfg.mcts.root}
@@ -120,6 +129,9 @@ def no_effect(cfg: Config) -> dict[str, str]:
     if cfg.selfplay.full_search_prob >= 1:
         none("selfplay.fast_simulations", "playout-cap randomisation only, and "
              "selfplay.full_search_prob is 1 (every move gets the full search)")
+    if _without_whole_moves(cfg.game):
+        none("mcts.leaf_depth play.leaf_depth", f"games whose actions are whole moves only "
+             f"(LOA, Ultima): a {cfg.game} action may be one hop of a turn")
     if _without_win_check(cfg.game):
         none("play.win_in_one", f"games with a win-in-one check only (Ultima); {cfg.game} "
              "has none")

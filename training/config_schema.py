@@ -82,6 +82,11 @@ class MCTSConfig:
     #: Gumbel: sigma(q) = (c_visit + max N) * c_scale * q.
     gumbel_c_visit: float = 50.0
     gumbel_c_scale: float = 1.0
+    #: Self-play: value every search leaf by an alpha-beta search of this many turns (the
+    #: ``alphabeta:D`` agent's search, tanh(score / the game's eval scale), a forced result
+    #: +-1) instead of the network's value; the network still gives the priors. 0: off.
+    #: Games whose actions are whole moves (LOA, Ultima).
+    leaf_depth: int = 0
 
 
 @dataclass
@@ -111,6 +116,9 @@ class PlayConfig:
     #: and the root plays such a move: a search never misses a mate in one, nor walks into
     #: one it has looked at. Refused for games without the check (LOA, Whistling).
     win_in_one: bool = False
+    #: ``mcts.leaf_depth`` in play: each leaf of the network's search valued by an alpha-beta
+    #: search of this many turns instead of the network's value. 0: off.
+    leaf_depth: int = 0
 
 
 @dataclass

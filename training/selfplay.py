@@ -38,6 +38,7 @@ from boardzoo.agents.evaluation import get_evaluator, get_scale
 
 from .config import Config
 from .knowledge import Knowledge
+from .search.leaf import SearchedLeaves
 from .search.roots import reuses_tree, root_rule
 from .search.tree import Node, Search, evaluate_leaves
 
@@ -259,6 +260,8 @@ def play_games(net: torch.nn.Module | None, game, cfg: Config, seeds: list[int],
         if net is None:
             raise ValueError("play_games needs a network or an evaluator")
         evaluate = NetEvaluator(net, game, knowledge=knowledge)
+    if cfg.mcts.leaf_depth:
+        evaluate = SearchedLeaves(evaluate, cfg.game, game, cfg.mcts.leaf_depth)
     queue = list(enumerate(seeds))[::-1]
     slots: list[tuple[int, _Slot]] = []
     results: dict[int, GameRecord] = {}
