@@ -177,7 +177,8 @@ def play_matches(game: str, checkpoint: str,
         f",root={args.root}" if args.root else "") + (
         f",ptemp={args.ptemp:g}" if args.ptemp else "") + (
         f",forced={args.forced}" if args.forced else "") + (
-        f",win1={args.win1}" if args.win1 else "")
+        f",win1={args.win1}" if args.win1 else "") + (
+        f",leaf={args.leaf}" if args.leaf else "")
     searched = f"checkpoint:{checkpoint}{opts}"
     raw = f"checkpoint:{checkpoint},sims=0"
     matches = [(f"raw_vs_{o}", raw, o) for o in args.raw_vs] + [
@@ -243,6 +244,9 @@ def main() -> int:
     ap.add_argument("--win1", choices=["on", "off"],
                     help="look for wins in one in the search (default: the network's "
                          "play.win_in_one; Ultima's checkmates in one)")
+    ap.add_argument("--leaf", type=int, default=0,
+                    help="value each search leaf by an alpha-beta search of this many turns "
+                         "(default: the network's play.leaf_depth; LOA and Ultima)")
     ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
                     help="comma-separated specs the searching network plays")
     ap.add_argument("--raw-vs", default="random",

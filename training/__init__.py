@@ -1,12 +1,25 @@
 """AlphaZero-style self-play training for boardzoo games (see docs/training.md).
 
-Modules: ``config`` (YAML configs, validation, ``--set``), ``network`` (residual
-policy/value net, masked softmax, the bilinear head and internal grids), ``prior``
-(the static-evaluation value prior), ``distill`` (distillation warm start), ``search``
-(PUCT and Gumbel root rules over per-game and batched trees), ``selfplay`` (self-play, worker
-processes), ``buffer`` (replay buffer with augmentation by the game's symmetries),
-``trainer`` (the loop, checkpoints, metrics), ``checkpoint`` (atomic save, safe load),
-``evaluate`` (matches), ``agent`` (the ``checkpoint:...`` agent), ``plot`` and
-``commands`` (``boardzoo train``/``plot``).
+Modules, from the loop down:
+
+* ``trainer`` (the loop: self-play, replay, gradient steps, evaluation, checkpoints),
+  ``learner`` (network, optimiser, buffer, gradient steps), ``buffer`` (replay buffer,
+  symmetry augmentation), ``rundir`` (a run's folder and CSVs), ``checkpoint``
+  (atomic save, safe load), ``plot`` (learning curves), ``commands``
+  (``boardzoo train``/``plot``);
+* self-play: ``backends`` (where games are played: this process, workers, Ray),
+  ``selfplay`` (per-game trees on the reference engine), ``batched_selfplay`` (all
+  games as tensors on a batched engine); ``search/`` (PUCT and Gumbel root rules over
+  both tree backends, leaf values by alpha-beta);
+* the network: ``network`` (residual policy/value net and its heads), ``knowledge``
+  (the game's priors a network adds, for both engines), ``prior`` (the static priors),
+  ``distill`` (distillation warm start);
+* play: ``agent`` (the ``checkpoint:`` agent), ``evaluate`` (matches);
+* the config: ``config`` (loading, validation, ``--set``), ``config_schema`` (every key,
+  its default and meaning), ``config_bounds`` (ranges), ``config_keys`` (moved keys,
+  keys without effect), ``configfiles`` (the shipped configs), ``safe_yaml`` (bounded
+  YAML reading);
+* ``examples/``: training with other RL libraries on boardzoo's envs.
+
 Importing this package imports nothing heavy; torch loads with the modules that need it.
 """

@@ -10,10 +10,10 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   boardzoo for that game (package data ``boardzoo/agents/nets/<game>.pt``);
 * options after commas: ``sims=N`` simulations per action (default 100; 0 plays
   the raw policy's most likely legal action, no search), ``root=puct|gumbel``
-  (default: the network's ``mcts.play_root``, else the root it was trained with),
-  ``m=N`` Gumbel root candidates (default: the network's ``mcts.play_gumbel_m``, or its ``gumbel_m``
+  (default: the network's ``play.root``, else the root it was trained with),
+  ``m=N`` Gumbel root candidates (default: the network's ``play.gumbel_m``, or its ``gumbel_m``
   when that is 0; ignored by ``puct``), ``ptemp=T`` the search's policy softmax temperature
-  (default: the network's ``mcts.play_policy_temperature``, 1 unless its config sets it),
+  (default: the network's ``play.policy_temperature``, 1 unless its config sets it),
   ``forced=skip|search``: whether the search plays forced actions below the root through
   without a simulation (default: the network's ``play.skip_forced``), ``win1=on|off``:
   whether the search looks for wins in one (default: the network's ``play.win_in_one``;
