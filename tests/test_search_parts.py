@@ -3,6 +3,7 @@ the same on numpy and torch, and the root rules' declared keys behind the no-eff
 
 from __future__ import annotations
 
+import array_api_compat.torch as xt
 import numpy as np
 import pytest
 import torch
@@ -16,7 +17,7 @@ from boardzoo.training.search.roots import ROOT_RULES, Edges, GumbelRoot, PuctRo
 def test_puct_score_by_hand():
     # two edges: visited once with W=0.5, unvisited; node value 0.2, 4 visits, c_puct 2
     n, w, prior = np.array([1.0, 0.0]), np.array([0.5, 0.0]), np.array([0.25, 0.75])
-    s = formulas.puct_scores(n, w, prior, 0.2, np.float64(4), 2.0, 0.1)
+    s = formulas.puct_scores(np, n, w, prior, 0.2, np.float64(4), 2.0, 0.1)
     # Q + c * P * sqrt(4) / (1 + N); the unvisited edge's Q is 0.2 - 0.1 (first-play urgency)
     assert s[0] == pytest.approx(0.5 + 2 * 0.25 * 2 / 2)
     assert s[1] == pytest.approx(0.1 + 2 * 0.75 * 2 / 1)
@@ -24,12 +25,12 @@ def test_puct_score_by_hand():
 
 def test_completed_q_and_sigma_by_hand():
     n, w, prior = np.array([2.0, 0.0, 1.0]), np.array([1.0, 0.0, -1.0]), np.array([.5, .3, .2])
-    q = formulas.completed_q(n, w, prior, 0.4, tree.prior_sums)
+    q = formulas.completed_q(np, n, w, prior, 0.4, tree.prior_sums)
     # visited Q 0.5 and -1; v_mix = (0.4 + 3 * (0.5*0.5 + 0.2*-1) / 0.7) / 4
     v_mix = (0.4 + 3 * (0.25 - 0.2) / 0.7) / 4
     assert q.tolist() == pytest.approx([0.5, v_mix, -1.0])
     # nothing visited: every edge gets the node's value
-    assert formulas.completed_q(np.zeros(3), np.zeros(3), prior, -0.3,
+    assert formulas.completed_q(np, np.zeros(3), np.zeros(3), prior, -0.3,
                                 tree.prior_sums).tolist() == [-0.3] * 3
     # sigma = (c_visit + max N) * c_scale * (q + 1) / 2
     assert formulas.sigma(np.array([0.0, 1.0]), 3.0, 50.0, 0.5).tolist() == [13.25, 26.5]
@@ -48,10 +49,11 @@ def test_formulas_are_the_same_numbers_on_numpy_and_torch():
         tv = torch.tensor([[value]], dtype=torch.float64)
         visits = np.float64(n.sum())
         np.testing.assert_array_equal(
-            formulas.puct_scores(n, w, prior, value, visits, 1.5, 0.0),
-            formulas.puct_scores(t[0], t[1], t[2], tv, torch.tensor([[visits]]), 1.5, 0.0)[0])
-        a = formulas.improved_policy(n, w, prior, logits, value, 50.0, 1.0, tree.prior_sums)
-        b = formulas.improved_policy(*t[:2], t[2], t[3], tv, 50.0, 1.0, batched.prior_sums)[0]
+            formulas.puct_scores(np, n, w, prior, value, visits, 1.5, 0.0),
+            formulas.puct_scores(xt, t[0], t[1], t[2], tv, torch.tensor([[visits]]), 1.5, 0.0)[0])
+        a = formulas.improved_policy(np, n, w, prior, logits, value, 50.0, 1.0, tree.prior_sums)
+        b = formulas.improved_policy(xt, *t[:2], t[2], t[3], tv, 50.0, 1.0,
+                                     batched.prior_sums)[0]
         # the backends sum the prior-weighted values in their own order: last bits only
         np.testing.assert_allclose(a, b.numpy(), rtol=1e-12, atol=1e-15)
 
@@ -61,7 +63,7 @@ def _edges(n: list[float], logits: list[float]) -> Edges:
     prior = np.exp(lg) / np.exp(lg).sum()
     na = np.array(n)
     return Edges(na, np.zeros_like(na), prior, lg, 0.0, np.float64(na.sum()),
-                 np.ones(len(na), bool), tree.prior_sums)
+                 np.ones(len(na), bool), tree.prior_sums, np)
 
 
 class _NoDraws:

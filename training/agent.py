@@ -106,15 +106,24 @@ class NetAgent(ActionAgent):
         self.rng = np.random.default_rng(seed)
         # Play-time only: self-play builds its own evaluator without the temperature.
         self.evaluate = NetEvaluator(net, self.game, cfg.play.policy_temperature)
-        #: What the search asks: the network, or its priors with searched leaf values.
-        self.search_evaluate = self.evaluate if not self.search_cfg.leaf_depth else \
-            SearchedLeaves(self.evaluate, game, self.game, self.search_cfg.leaf_depth)
+        self._leaves: SearchedLeaves | None = None
         self.counters = {"actions": 0, "evaluations": 0}
         #: The game's winning-move check when the network plays with ``play.win_in_one``.
         self.winning_action = winning_action(game) if cfg.play.win_in_one else None
 
     def stats(self) -> dict[str, float]:
         return {**self.counters, "evaluations": self.evaluate.positions}
+
+    @property
+    def search_evaluate(self) -> Any:
+        """What the search asks: the network, or its priors with values searched by
+        alpha-beta (``play.leaf_depth``)."""
+        depth = self.search_cfg.leaf_depth
+        if not depth:
+            return self.evaluate
+        if self._leaves is None or self._leaves.inner is not self.evaluate:
+            self._leaves = SearchedLeaves(self.evaluate, self.game_name, self.game, depth)
+        return self._leaves
 
     def select_action(self, state: Any) -> int:
         """Return the action to take in action state ``state``."""

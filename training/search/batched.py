@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import array_api_compat.torch as xp
 import torch
 
 from boardzoo.envs.core.batched import BatchedGame, BatchState
@@ -102,9 +103,11 @@ class TorchRandomness:
 
 def prior_sums(prior: torch.Tensor, q: torch.Tensor, visited: torch.Tensor,
                ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sum of prior * q and of prior over each row's visited edges (padded row sums)."""
+    """Sum of prior * q and of prior over each row's visited edges (padded row sums);
+    (0, 1) for a row without visits."""
     pv = torch.where(visited, prior, 0.0)
-    return (pv * q).sum(1, keepdim=True), pv.sum(1, keepdim=True)
+    p = pv.sum(1, keepdim=True)
+    return (pv * q).sum(1, keepdim=True), torch.where(p > 0, p, 1.0)
 
 
 class BatchedSearch:
@@ -236,12 +239,12 @@ class BatchedSearch:
         t, ar = self.tree, self.ar
         return Edges(t.N[ar, node], t.W[ar, node], t.prior[ar, node], t.logits[ar, node],
                      t.value[ar, node][:, None], t.visits[ar, node][:, None],
-                     t.actions[ar, node] >= 0, prior_sums)
+                     t.actions[ar, node] >= 0, prior_sums, xp)
 
     def _root_edges(self) -> Edges:
         t = self.tree
         return Edges(t.N[:, 0], t.W[:, 0], t.prior[:, 0], t.logits[:, 0], t.value[:, 0][:, None],
-                     t.visits[:, 0][:, None], t.actions[:, 0] >= 0, prior_sums)
+                     t.visits[:, 0][:, None], t.actions[:, 0] >= 0, prior_sums, xp)
 
     def _pick(self, node: torch.Tensor) -> torch.Tensor:
         return self.rule.pick_inner(self._edges(node))

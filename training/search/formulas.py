@@ -11,8 +11,8 @@ order and each backend's numbers are what they were before the two were merged.
 
 The one step the backends do differently is the prior-weighted mean of the visited
 edges' values in :func:`completed_q`: the numpy backend sums only the visited edges
-(a BLAS dot), the batched one sums padded rows. Each passes its own ``prior_sums``;
-where a node has no visited edge its sums may be anything (the node's value is used).
+(a BLAS dot), the batched one sums padded rows. Each passes its own ``prior_sums``,
+which gives (0, 1) for a node without visits.
 """
 
 from __future__ import annotations
@@ -21,47 +21,54 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from array_api_compat import array_namespace
+import numpy as np
 
 #: ``prior_sums(prior, q, visited)`` -> (sum of prior * q, sum of prior) over the visited
 #: edges of each node, each with a trailing axis of 1 or as a scalar.
 PriorSums = Callable[[Any, Any, Any], tuple[Any, Any]]
 
 
-def masked(score: Any, valid: Any | None) -> Any:
+def _rows(x: Any) -> bool:
+    """Whether ``x`` holds rows (one node per game): reductions then keep their axis to
+    broadcast; one numpy node's reduce to scalars, as cheap as plain floats."""
+    return x.ndim > 1
+
+
+def _max(xp: Any, x: Any, keep: bool) -> Any:
+    """Largest entry along the last axis (numpy's method: a third of ``np.max``'s cost)."""
+    if isinstance(x, np.ndarray):
+        return x.max(axis=-1, keepdims=keep)
+    return xp.max(x, axis=-1, keepdims=keep)
+
+
+def masked(xp: Any, score: Any, valid: Any | None) -> Any:
     """Return ``score`` with padded edges at -inf (they never win an argmax)."""
     if valid is None:
         return score
-    return array_namespace(score).where(valid, score, -math.inf)
+    return xp.where(valid, score, -math.inf)
 
 
-def edge_q(n: Any, w: Any, unvisited: Any) -> Any:
+def edge_q(xp: Any, n: Any, w: Any, unvisited: Any) -> Any:
     """Mean value W / N of each edge, ``unvisited`` where N is 0."""
-    xp = array_namespace(n)
-    return xp.where(n > 0, w / xp.clip(n, min=1), unvisited)
+    return xp.where(n > 0, w / xp.maximum(n, 1), unvisited)
 
 
-def puct_scores(n: Any, w: Any, prior: Any, value: Any, visits: Any, c_puct: float,
+def puct_scores(xp: Any, n: Any, w: Any, prior: Any, value: Any, visits: Any, c_puct: float,
                 fpu_reduction: float) -> Any:
     """AlphaZero's PUCT score: Q (first-play urgency: the node's value less
     ``fpu_reduction`` for unvisited edges) + c_puct * P * sqrt(visits) / (1 + N)."""
-    xp = array_namespace(n)
-    q = edge_q(n, w, value - fpu_reduction)
-    return q + (c_puct * prior) * (xp.sqrt(xp.clip(visits, min=1)) / (1 + n))
+    q = edge_q(xp, n, w, value - fpu_reduction)
+    return q + (c_puct * prior) * (xp.sqrt(xp.maximum(visits, 1)) / (1 + n))
 
 
-def completed_q(n: Any, w: Any, prior: Any, value: Any, prior_sums: PriorSums) -> Any:
+def completed_q(xp: Any, n: Any, w: Any, prior: Any, value: Any, prior_sums: PriorSums) -> Any:
     """Edge values with unvisited edges set to the mixed value v_mix (Gumbel MuZero,
     appendix D): the node's value blended with its visited edges' prior-weighted mean."""
-    xp = array_namespace(n)
     visited = n > 0
-    q = edge_q(n, w, 0.0)
-    total = xp.sum(n, axis=-1, keepdims=True)
-    any_visited = xp.any(visited, axis=-1, keepdims=True)
-    pq, p = prior_sums(prior, q, visited)
-    mixed = (value + total * pq / p) / (1 + total)  # NaN where nothing was visited: not used
-    v_mix = xp.where(any_visited, mixed, value)
-    return xp.where(visited, q, v_mix)
+    q = edge_q(xp, n, w, 0.0)
+    total = n.sum(axis=-1, keepdims=_rows(n))  # (a method: numpy's and torch's take these names)
+    pq, p = prior_sums(prior, q, visited)  # (0, 1) without visits: v_mix is then the value
+    return xp.where(visited, q, (value + total * pq / p) / (1 + total))
 
 
 def sigma(q: Any, max_n: Any, c_visit: float, c_scale: float) -> Any:
@@ -70,41 +77,46 @@ def sigma(q: Any, max_n: Any, c_visit: float, c_scale: float) -> Any:
     return ((c_visit + max_n) * c_scale) * ((q + 1) / 2)
 
 
-def softmax(z: Any) -> Any:
+def softmax(xp: Any, z: Any) -> Any:
     """Softmax along the last axis (padded entries at -inf get 0)."""
-    xp = array_namespace(z)
-    p = xp.exp(z - xp.max(z, axis=-1, keepdims=True))
-    return p / xp.sum(p, axis=-1, keepdims=True)
+    keep = _rows(z)
+    p = xp.exp(z - _max(xp, z, keep))
+    return p / p.sum(axis=-1, keepdims=keep)
 
 
-def improved_policy(n: Any, w: Any, prior: Any, logits: Any, value: Any, c_visit: float,
+def improved_policy(xp: Any, n: Any, w: Any, prior: Any, logits: Any, value: Any, c_visit: float,
                     c_scale: float, prior_sums: PriorSums) -> Any:
     """Gumbel MuZero's improved policy softmax(logits + sigma(completed q))."""
-    q = completed_q(n, w, prior, value, prior_sums)
-    return softmax(logits + sigma(q, max_n(n), c_visit, c_scale))
+    q = completed_q(xp, n, w, prior, value, prior_sums)
+    return softmax(xp, logits + sigma(q, max_n(xp, n), c_visit, c_scale))
 
 
-def max_n(n: Any) -> Any:
+def max_n(xp: Any, n: Any) -> Any:
     """Largest visit count of each node's edges (0 for a node without edges)."""
-    xp = array_namespace(n)
     if n.shape[-1] == 0:
         return xp.zeros((*n.shape[:-1], 1), dtype=n.dtype)
-    return xp.max(n, axis=-1, keepdims=True)
+    return _max(xp, n, _rows(n))
 
 
-def gumbel_inner_scores(pi: Any, n: Any) -> Any:
+def gumbel_inner_scores(xp: Any, pi: Any, n: Any) -> Any:
     """Gumbel MuZero's deterministic inner-node selection: the edge whose share of visits
     lags most behind the improved policy ``pi``."""
-    xp = array_namespace(n)
-    return pi - n / (1 + xp.sum(n, axis=-1, keepdims=True))
+    return pi - n / (1 + n.sum(axis=-1, keepdims=_rows(n)))
 
 
-def bit_length(x: Any) -> Any:
+def take(xp: Any, x: Any, index: Any) -> Any:
+    """Entry ``index`` of ``x`` along the last axis: one tree's (a 0-d index), or each
+    row's own (a gather, ``index`` of shape ``(B,)``)."""
+    if index.ndim == 0:
+        return x[index]
+    return xp.take_along_axis(x, index[..., None], axis=-1)[..., 0]
+
+
+def bit_length(xp: Any, x: Any) -> Any:
     """Number of bits of each non-negative integer (ceil(log2(m)) is bit_length(m - 1))."""
-    xp = array_namespace(x)
     bits = xp.zeros_like(x)
     rest = x
-    while bool(xp.any(rest > 0)):
+    while bool((rest > 0).any()):
         bits = bits + xp.astype(rest > 0, x.dtype)
         rest = rest // 2
     return bits

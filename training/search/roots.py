@@ -27,9 +27,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from array_api_compat import array_namespace
-from array_api_compat import device as array_device
-
 from ..config_schema import MCTSConfig
 from . import formulas as f
 
@@ -47,6 +44,7 @@ class Edges:
     visits: Any  #: the node's visits (sum of n)
     valid: Any | None  #: real edges; None: all of them
     prior_sums: f.PriorSums  #: the backend's weighted sum (see :func:`.formulas.completed_q`)
+    xp: Any  #: the backend's array namespace (see :mod:`.formulas`)
 
 
 class Randomness(Protocol):
@@ -123,7 +121,7 @@ class PuctRoot(RootRule):
         by_game = not isinstance(self.add_noise, bool)
         if not (by_game or self.add_noise) or c.dirichlet_alpha <= 0:
             return None
-        xp = array_namespace(root.prior)
+        xp = root.xp
         noise = self.draw.dirichlet(c.dirichlet_alpha, root.valid)
         on = xp.sum(xp.astype(root.valid, xp.int64), axis=-1, keepdims=True) > 1
         if by_game:
@@ -132,32 +130,32 @@ class PuctRoot(RootRule):
         return xp.where(on, (1 - frac) * root.prior + frac * noise, root.prior)
 
     def pick_inner(self, node: Edges) -> Any:
-        xp = array_namespace(node.n)
+        xp = node.xp
         c = self.cfg
-        score = f.puct_scores(node.n, node.w, node.prior, node.value, node.visits, c.c_puct,
+        score = f.puct_scores(xp, node.n, node.w, node.prior, node.value, node.visits, c.c_puct,
                               c.fpu_reduction)
-        return xp.argmax(f.masked(score, node.valid), axis=-1)
+        return f.masked(xp, score, node.valid).argmax(axis=-1)
 
     def target(self, root: Edges) -> Any:
-        xp = array_namespace(root.n)
+        xp = root.xp
         total = xp.sum(root.n, axis=-1, keepdims=True)
         return xp.where(total > 0, root.n / xp.clip(total, min=1), root.prior)
 
     def choose(self, root: Edges, temperature: Any) -> Any:
         """The most visited edge (ties: the best mean value, then the first; no visits:
         the best prior), or with ``temperature`` > 0 one sampled from visits ** (1 / T)."""
-        xp = array_namespace(root.n)
+        xp = root.xp
         n, valid = root.n, root.valid
         total = xp.sum(n, axis=-1)
         most = xp.where(valid, n, -1.0)
         top = valid & (most == xp.max(most, axis=-1, keepdims=True))
-        by_value = xp.argmax(xp.where(top, f.edge_q(n, root.w, 0.0), -math.inf), axis=-1)
+        by_value = xp.argmax(xp.where(top, f.edge_q(xp, n, root.w, 0.0), -math.inf), axis=-1)
         by_prior = xp.argmax(xp.where(valid, root.prior, -math.inf), axis=-1)
         best = xp.where(total > 0, by_value, by_prior)
         temperature = xp.broadcast_to(
-            xp.asarray(temperature, dtype=n.dtype, device=array_device(n)), total.shape)
+            xp.asarray(temperature, dtype=n.dtype, device=n.device), total.shape)
         sampled = (temperature > 0) & (total > 0)
-        if not bool(xp.any(sampled)):
+        if not bool(sampled.any()):
             return best
         if best.ndim == 0:  # one tree (numpy)
             p = n ** (1.0 / temperature)
@@ -180,20 +178,20 @@ class GumbelRoot(RootRule):
 
     def start(self, root: Edges) -> None:
         """Draw the Gumbel noise and the ``m`` candidates; plan nothing yet."""
-        xp = array_namespace(root.logits)
+        xp = self.xp = root.xp
         valid = root.valid
         if isinstance(self.add_noise, bool):
             self.g = self.draw.gumbel(valid) if self.add_noise else xp.zeros_like(root.logits)
         else:  # by game
             self.g = xp.where(self.add_noise[..., None], self.draw.gumbel(valid), 0.0)
         count = xp.sum(xp.astype(valid, xp.int64), axis=-1)
-        cap = xp.clip(xp.asarray(self.simulations, device=array_device(count)),
+        cap = xp.clip(xp.asarray(self.simulations, device=count.device),
                       max=self.cfg.gumbel_m)
         m = xp.clip(xp.minimum(count, cap), min=1)
         key = xp.where(valid, -(self.g + root.logits), math.inf)
         self.cands = xp.argsort(key, axis=-1, stable=True)[..., : int(xp.max(m))]
         self.ncands = m
-        self.phases = xp.clip(f.bit_length(m - 1), min=1)  # ceil(log2(m)), at least 1
+        self.phases = xp.clip(f.bit_length(xp, m - 1), min=1)  # ceil(log2(m)), at least 1
         self.phase = xp.zeros_like(m)
         self.phase_k = xp.zeros_like(m)  # visits made in this phase
         self.phase_total = xp.zeros_like(m)  # visits planned for this phase
@@ -201,21 +199,21 @@ class GumbelRoot(RootRule):
 
     def pick_root(self, root: Edges, done: Any, going: Any) -> Any:
         """Visit the phase's candidates round-robin; start the next phase when one ends."""
-        xp = array_namespace(self.cands)
+        # (kept to a few operations: this runs once per simulation, on 0-d numpy arrays too)
         need = going & (self.phase_k >= self.phase_total)
-        if bool(xp.any(need)):
+        if bool(need.any()):
             self._next_phase(root, need, done)
-        slot = self.phase_k % xp.clip(self.ncands, min=1)
-        self.phase_k = self.phase_k + xp.astype(xp.asarray(going), self.phase_k.dtype)
-        return xp.take_along_axis(self.cands, slot[..., None], axis=-1)[..., 0]
+        slot = self.phase_k % self.ncands  # ncands >= 1
+        self.phase_k = self.phase_k + going
+        return f.take(self.xp, self.cands, slot)
 
     def _next_phase(self, root: Edges, need: Any, done: Any) -> None:
         """Halve the candidates (after the first phase) and plan the next phase's visits:
         each candidate the same number of times, the simulations left spread evenly over
         the phases left."""
-        xp = array_namespace(self.cands)
+        xp = self.xp
         halve = need & (self.phase > 0) & (self.ncands > 1)
-        if bool(xp.any(halve)):
+        if bool(halve.any()):
             order = xp.argsort(-self._scores(root), axis=-1, stable=True)
             self.cands = xp.where(halve[..., None],
                                   xp.take_along_axis(self.cands, order, axis=-1), self.cands)
@@ -229,26 +227,27 @@ class GumbelRoot(RootRule):
 
     def _scores(self, root: Edges) -> Any:
         """g + logits + sigma(completed q) of the candidates (-inf past the last)."""
-        xp = array_namespace(self.cands)
+        xp = self.xp
         c, cfg = self.cands, self.cfg
-        q = f.completed_q(root.n, root.w, root.prior, root.value, root.prior_sums)
+        q = f.completed_q(xp, root.n, root.w, root.prior, root.value, root.prior_sums)
 
         def take(x: Any) -> Any:
             return xp.take_along_axis(x, c, axis=-1)
 
         scores = take(self.g) + take(root.logits) + f.sigma(
-            take(q), f.max_n(root.n), cfg.gumbel_c_visit, cfg.gumbel_c_scale)
-        slot = xp.arange(c.shape[-1], device=array_device(c))
+            take(q), f.max_n(xp, root.n), cfg.gumbel_c_visit, cfg.gumbel_c_scale)
+        slot = xp.arange(c.shape[-1], device=c.device)
         return xp.where(slot < self.ncands[..., None], scores, -math.inf)
 
     def pick_inner(self, node: Edges) -> Any:
-        xp = array_namespace(node.n)
+        xp = node.xp
         pi = self._improved(node)
-        return xp.argmax(f.masked(f.gumbel_inner_scores(pi, node.n), node.valid), axis=-1)
+        score = f.gumbel_inner_scores(xp, pi, node.n)
+        return f.masked(xp, score, node.valid).argmax(axis=-1)
 
     def _improved(self, node: Edges) -> Any:
         cfg = self.cfg
-        return f.improved_policy(node.n, node.w, node.prior, node.logits, node.value,
+        return f.improved_policy(node.xp, node.n, node.w, node.prior, node.logits, node.value,
                                  cfg.gumbel_c_visit, cfg.gumbel_c_scale, node.prior_sums)
 
     def target(self, root: Edges) -> Any:
@@ -256,9 +255,9 @@ class GumbelRoot(RootRule):
 
     def choose(self, root: Edges, temperature: Any = 0.0) -> Any:
         """The last survivor of sequential halving (the best score; no temperature)."""
-        xp = array_namespace(self.cands)
+        xp = self.xp
         best = xp.argmax(self._scores(root), axis=-1)
-        return xp.take_along_axis(self.cands, best[..., None], axis=-1)[..., 0]
+        return f.take(xp, self.cands, best)
 
 
 #: The root rules by ``mcts.root`` name.

@@ -51,7 +51,7 @@ class Node:
 
     def q(self) -> np.ndarray:
         """Mean value of each edge for ``player`` (0 where unvisited)."""
-        return edge_q(self.N, self.W, 0.0)
+        return edge_q(np, self.N, self.W, 0.0)
 
 
 class NumpyRandomness:
@@ -73,8 +73,8 @@ class NumpyRandomness:
 
 
 def prior_sums(prior: np.ndarray, q: np.ndarray, visited: np.ndarray) -> tuple[float, float]:
-    """Sum of prior * q and of prior over the visited edges (a BLAS dot over those alone;
-    (0, 1) when none is visited)."""
+    """Sum of prior * q and of prior over the visited edges (a BLAS dot over those alone);
+    (0, 1) when none is visited."""
     pv = prior[visited]
     if not len(pv):
         return 0.0, 1.0
@@ -84,7 +84,7 @@ def prior_sums(prior: np.ndarray, q: np.ndarray, visited: np.ndarray) -> tuple[f
 def node_edges(node: Node, valid: np.ndarray | None = None) -> Edges:
     """Return ``node``'s edges as the root rules see them."""
     return Edges(node.N, node.W, node.prior, node.logits, node.value, np.float64(node.visits),
-                 valid, prior_sums)
+                 valid, prior_sums, np)
 
 
 class Search:
@@ -106,6 +106,7 @@ class Search:
         self.rule: RootRule = root_rule(cfg.root)(cfg, self.simulations, add_noise,
                                                   NumpyRandomness(rng))
         self._started = False
+        self._root_valid: np.ndarray | None = None
         #: Play forced actions below the root through (``play.skip_forced``).
         self.skip_forced = skip_forced
         #: ``play.win_in_one``: finds an action that wins at once (None: no such check).
@@ -192,7 +193,9 @@ class Search:
 
     def _root_edges(self) -> Edges:
         root = self.root
-        return node_edges(root, np.ones(len(root.actions), dtype=bool))
+        if self._root_valid is None:  # the root's edges are fixed once it is expanded
+            self._root_valid = np.ones(len(root.actions), dtype=bool)
+        return node_edges(root, self._root_valid)
 
     def prepare_root(self) -> None:
         """Start the root rule once the root has priors (noise, Gumbel candidates); a root
