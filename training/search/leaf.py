@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.agents.alphabeta import MAX_DEPTH, WIN, AlphaBetaAgent
+from boardzoo.agents.alphabeta import MAX_DEPTH, WIN
+from boardzoo.agents.alphabeta import from_spec as alphabeta
 from boardzoo.agents.evaluation import get_scale
 from boardzoo.envs.core.game import GameState
 
@@ -31,7 +32,8 @@ class LeafSearch:
 
     def __init__(self, game: str, depth: int) -> None:
         self.depth = depth
-        self.searcher = AlphaBetaAgent(game, depth=depth)
+        # the agent alphabeta:D builds: the compiled search where the game has one
+        self.searcher = alphabeta(str(depth), game, None)
         self.scale = get_scale(game)
         #: Positions valued (one alpha-beta search each).
         self.positions = 0
