@@ -7,7 +7,8 @@ time limit given to any agent (:meth:`Agent.set_move_time`, ``--movetime``) work
 ``t=``; with both, the smaller counts, and with a depth too, whichever ends first. Move
 ordering: the transposition-table move, then killer moves, then the history
 heuristic. Root moves are shuffled once with the agent's seed so that equally
-good moves vary from game to game.
+good moves vary from game to game. For LOA, :func:`from_spec` builds the compiled search of
+:mod:`.alphabeta_loa`, which reproduces this one (docs/compiled.md).
 """
 
 from __future__ import annotations

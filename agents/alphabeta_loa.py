@@ -337,16 +337,6 @@ def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history:
     return best_value, best_move, tt
 
 
-@njit(Tuple((float64, _TABLE))(*_ARRAYS, uint64, uint64, int64, int64, int64, int64),
-      cache=True)
-def search_value(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
-                 path: np.ndarray, moves: np.ndarray, black: np.uint64, white: np.uint64,
-                 side: int, gply: int, length: int, depth: int) -> tuple[float, np.ndarray]:
-    """Return (the searched value of the position, the table), like ``_negamax`` at the root."""
-    return _negamax(tt, stats, killers, history, path, moves, _INF, black, white, side, gply,
-                    depth, -2 * WIN, 2 * WIN, 0, 0, length)
-
-
 class CompiledLoaAlphaBeta(AlphaBetaAgent):
     """:class:`AlphaBetaAgent` for LOA with its tree search compiled (same moves and scores)."""
 
@@ -398,8 +388,9 @@ class CompiledLoaAlphaBeta(AlphaBetaAgent):
         path = K.history_of(state, spare=self._moves.shape[0] + 1)
         self._stats[NODES] = 0
         self._stats[ABORTED] = 0
-        value, self._tt = search_value(self._tt, self._stats, self._killers, self._scores, path,
-                                       self._moves, black, white, side, ply,
-                                       len(state.history), self.depth)
+        # _negamax at the root, called from Python: one compiled entry point fewer
+        value, self._tt = _negamax(self._tt, self._stats, self._killers, self._scores, path,
+                                   self._moves, _INF, black, white, side, ply, self.depth,
+                                   -2 * WIN, 2 * WIN, 0, 0, len(state.history))
         self.counters["nodes"] += int(self._stats[NODES])
         return float(value)
