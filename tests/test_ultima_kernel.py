@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -119,31 +120,38 @@ def check_position(state: State, mirror: Mirror) -> None:
     assert prior_values.dtype == ref_values.dtype and prior_values.tobytes() == ref_values.tobytes()
 
 
-def play_and_check(seed: int, count: int, max_plies: int, capture_bias: float) -> int:
+def play_and_check(seed: int, count: int, max_plies: int, capture_bias: float,
+                   back_bias: float) -> Counter:
     """Play seeded games from the start on both engines side by side, checking every position;
-    ``capture_bias``: the chance to pick among the capturing moves when there are some.
-    Return how many positions were checked."""
+    ``capture_bias``: the chance to pick among the capturing moves when there are some;
+    ``back_bias``: the chance to take the piece the opponent moved last but one back, so
+    that positions repeat. Return how often each result code came up."""
     rng = random.Random(seed)
-    checked = 0
-    while checked < count:
+    results: Counter = Counter()
+    while sum(results.values()) < count:
         state, mirror = State.start(), Mirror(State.start())
+        played: list[int] = []
         for _ in range(max_plies):
             check_position(state, mirror)
-            checked += 1
-            moves, caps, _ = mirror.legal()
-            if len(moves) == 0 or checked >= count:
+            moves, caps, code = mirror.legal()
+            results[code] += 1
+            if len(moves) == 0 or sum(results.values()) >= count:
                 break
+            back = (played[-2] & 63) << 6 | played[-2] >> 6 if len(played) >= 2 else -1
             pick = [i for i in range(len(moves)) if caps[i]]
-            if not pick or rng.random() >= capture_bias:
-                pick = range(len(moves))
-            i = rng.choice(list(pick))
+            if back in moves and rng.random() < back_bias:
+                pick = [list(moves).index(back)]
+            elif not pick or rng.random() >= capture_bias:
+                pick = list(range(len(moves)))
+            i = rng.choice(pick)
+            played.append(int(moves[i]))
             state = state.apply(int(moves[i]))
             mirror.apply(int(moves[i]), int(caps[i]))
             assert bytes(mirror.board) == state.board
             assert (mirror.side, mirror.halfmove, mirror.ply) == (
                 state.side, state.halfmove, state.ply)
             assert mirror.keys == list(kernel.history_of(state))
-    return checked
+    return results
 
 
 def sparse_states(seed: int, count: int) -> list[State]:
@@ -158,7 +166,7 @@ def sparse_states(seed: int, count: int) -> list[State]:
         for s in squares[2:]:
             cells[s] = rng.choice("PPPPLLCCWIOpppplLccwio")
         text = f"{placement_text(cells)} {rng.choice('wb')} {rng.choice((0, 0, 98, 99, 100))} " \
-               f"{rng.choice((1, 1, 150, 200))}"
+               f"{rng.choice((1, 1, 150, 200, 201))}"
         try:
             out.append(State.from_text(text))
         except PositionError:  # the side not to move is in check
@@ -215,22 +223,31 @@ def test_repetition_vector():
 def test_played_positions():
     n = POSITIONS // 3
     # long random games reach the no-capture rule and the ply cap; capture-happy ones thin
-    # the board to the endgames where freezes and king hunts decide
-    checked = play_and_check(seed=1, count=n // 2, max_plies=400, capture_bias=0.0)
-    checked += play_and_check(seed=2, count=n - n // 2, max_plies=400, capture_bias=0.7)
-    assert checked == n
+    # the board to the endgames where freezes and king hunts decide; moving back repeats
+    results = play_and_check(seed=1, count=n // 3, max_plies=400, capture_bias=0.0,
+                             back_bias=0.0)
+    results += play_and_check(seed=2, count=n // 3, max_plies=400, capture_bias=0.7,
+                              back_bias=0.0)
+    results += play_and_check(seed=3, count=n - 2 * (n // 3), max_plies=400, capture_bias=0.5,
+                              back_bias=0.4)
+    assert sum(results.values()) == n and results[kernel.DRAW_REPETITION] > 0
 
 
 def test_sparse_positions():
-    states = sparse_states(seed=3, count=POSITIONS - POSITIONS // 3)
+    states = sparse_states(seed=4, count=POSITIONS - POSITIONS // 3)
+    codes = set()
     for state in states:
-        check_position(state, Mirror(state))
-    assert {s.result_code() for s in states} >= {"*", "1-0", "0-1", "1/2-1/2"}
+        mirror = Mirror(state)
+        check_position(state, mirror)
+        codes.add(mirror.legal()[2])
+    # bare kings: the vector draw_bare_kings.json; repetition: the played positions
+    assert codes >= {kernel.ONGOING, kernel.WHITE_WINS, kernel.BLACK_WINS,
+                     kernel.DRAW_NO_CAPTURE, kernel.DRAW_PLY_CAP}
     assert any(s.in_check() for s in states) and any(s.frozen() for s in states)
 
 
 def test_perft_random_positions():
-    for state in sparse_states(seed=4, count=12) + [State.start().apply(m)
+    for state in sparse_states(seed=5, count=12) + [State.start().apply(m)
                                                     for m in State.start().legal_moves()[::8]]:
         assert kernel.perft_state(state, 2) == state.perft(2), state.to_text()
     deep = State.from_text("7k/7p/8/8/8/8/P7/K7 w 0 1")
