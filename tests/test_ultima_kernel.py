@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from boardzoo.envs.core.board8 import placement_text
-from boardzoo.envs.core.game import PositionError
+from boardzoo.envs.core.game import PositionError, divide
+from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.ultima import START_TEXT, State, kernel, movegen
 from boardzoo.envs.ultima.evaluation import capture_values, ultima_eval
 from boardzoo.envs.ultima.notation import format_move
@@ -252,6 +253,15 @@ def test_perft_random_positions():
         assert kernel.perft_state(state, 2) == state.perft(2), state.to_text()
     deep = State.from_text("7k/7p/8/8/8/8/P7/K7 w 0 1")
     assert kernel.perft_state(deep, 4) == deep.perft(4)
+
+
+def test_cli_perft_counts_on_the_kernel():
+    """``boardzoo perft ultima`` counts through the descriptor's ``perft``: the kernel's."""
+    spec = get_spec("ultima")
+    assert spec.perft is not None
+    state = State.from_text("k7/8/5W2/4i3/3P1L2/3p4/P7/7K w 0 1")
+    assert spec.perft(state, 3) == state.perft(3)
+    assert divide(state, 2, spec.perft) == divide(state, 2)
 
 
 def test_the_checks_can_fail():
