@@ -287,7 +287,7 @@ def test_compiled_alphabeta_plays_the_same_game() -> None:
         agents = [make(10), make(11)]
         if isinstance(agents[0], CompiledLoaAlphaBeta):
             for agent in agents:
-                agent._tt = np.zeros((4, 4), dtype=np.uint64)
+                agent._tt = np.zeros((4, agent._tt.shape[1]), dtype=np.uint64)
         state, log = State.start(), []
         while not state.is_terminal() and state.ply < 80:
             agent = agents[state.to_move]
