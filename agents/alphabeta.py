@@ -7,8 +7,9 @@ time limit given to any agent (:meth:`Agent.set_move_time`, ``--movetime``) work
 ``t=``; with both, the smaller counts, and with a depth too, whichever ends first. Move
 ordering: the transposition-table move, then killer moves, then the history
 heuristic. Root moves are shuffled once with the agent's seed so that equally
-good moves vary from game to game. For LOA, :func:`from_spec` builds the compiled search of
-:mod:`.alphabeta_loa`, which reproduces this one (docs/compiled.md).
+good moves vary from game to game. For LOA and Ultima, :func:`from_spec` builds the compiled
+search of :mod:`.alphabeta_loa` or :mod:`.alphabeta_ultima`, which reproduces this one
+(docs/compiled.md).
 """
 
 from __future__ import annotations
@@ -202,8 +203,9 @@ class AlphaBetaAgent(Agent):
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
     """Build ``alphabeta:D`` or ``alphabeta:t=0.5s`` (or both: ``alphabeta:6,t=2s``); no depth
-    means depth 2, or no depth limit under a time limit. LOA gets the compiled search
-    (:mod:`.alphabeta_loa`), the other games this module's."""
+    means depth 2, or no depth limit under a time limit. LOA and Ultima get their compiled
+    searches (:mod:`.alphabeta_loa`, :mod:`.alphabeta_ultima`), the other games this
+    module's."""
     positional, opts = parse_options("alphabeta", arg, "depth")
     unknown = set(opts) - {"t", "depth"}
     if unknown:
@@ -213,8 +215,14 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
     seconds = None
     if "t" in opts:
         seconds = parse_seconds(opts["t"], "agent alphabeta: t must be")
-    if game == "loa":  # the compiled search: the same moves and scores, many times faster
+    # the compiled searches: the same moves and scores, many times faster (imported here, so
+    # that numba loads only in processes that search these games)
+    if game == "loa":
         from .alphabeta_loa import CompiledLoaAlphaBeta
 
         return CompiledLoaAlphaBeta(depth=depth, seconds=seconds, seed=seed)
+    if game == "ultima":
+        from .alphabeta_ultima import CompiledUltimaAlphaBeta
+
+        return CompiledUltimaAlphaBeta(depth=depth, seconds=seconds, seed=seed)
     return AlphaBetaAgent(game, depth=depth, seconds=seconds, seed=seed)

@@ -312,9 +312,10 @@ def test_a_won_position_scores_a_win() -> None:
     assert agent.last_value == 1_000_000.0 - 1
 
 
-def test_spec_builds_the_compiled_search_for_loa_only() -> None:
+def test_spec_builds_the_compiled_search_for_loa() -> None:
     assert isinstance(from_spec("3", "loa", 0), CompiledLoaAlphaBeta)
-    assert type(from_spec("3", "ultima", 0)) is AlphaBetaAgent
+    # Ultima has its own (tests/test_ultima_alphabeta.py); Whistling keeps the reference
+    assert type(from_spec("3", "whistling", 0)) is AlphaBetaAgent
 
 
 def test_time_limit_stops_the_compiled_search() -> None:

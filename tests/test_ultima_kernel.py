@@ -3,9 +3,10 @@
 Every shared vector (legal moves, piece moves, check, result, perft), the repetition
 sequence, and a few thousand random and played positions: the move list with its captures
 (same order), the moves once the game is judged, the result, check, frozen pieces, the
-evaluation (bit for bit) and the action prior, and the board, counters and repetition keys
-after each move, with the two engines stepped side by side. ``BOARDZOO_KERNEL_POSITIONS``
-sets how many positions (100000 for the full check; the default keeps CI fast).
+evaluation (bit for bit), the action prior and a search leaf's judged evaluation, and the
+board, counters and repetition keys after each move, with the two engines stepped side by
+side. ``BOARDZOO_KERNEL_POSITIONS`` sets how many positions (100000 for the full check; the
+default keeps CI fast).
 """
 
 from __future__ import annotations
@@ -114,6 +115,13 @@ def check_position(state: State, mirror: Mirror) -> None:
     expected = ultima_eval(state)
     assert value == expected and np.float64(value).tobytes() == np.float64(expected).tobytes(), \
         (where, value, expected)
+    # a search's leaf: the same result, and the evaluation while the game goes on
+    leaf_code, leaf_value = kernel.judged_evaluation(board, side, mirror.halfmove, mirror.ply,
+                                                     mirror.occurrences(), pseudo_moves,
+                                                     pseudo_caps)
+    assert leaf_code == code, where
+    leaf_expected = expected if code == kernel.ONGOING else 0.0
+    assert np.float64(leaf_value).tobytes() == np.float64(leaf_expected).tobytes(), where
     prior_moves, prior_values = kernel.action_prior(board, side, mirror.halfmove, mirror.ply,
                                                     mirror.occurrences())
     ref_moves, ref_values = capture_values(state)
@@ -287,6 +295,8 @@ def test_one_compiled_version_per_function():
     kernel.evaluate(mirror.board, 0)
     kernel.perft_state(state, 2)
     kernel.action_prior(mirror.board, 0)
+    scratch = np.empty(kernel.MAX_MOVES, np.int64)
+    kernel.judged_evaluation(mirror.board, 0, 0, 0, 1, scratch, scratch.copy())
     compiled = {name: f.signatures for name, f in vars(kernel).items()
                 if hasattr(f, "signatures") and f.signatures}
     assert "legal_moves" in compiled and "pseudo_moves" in compiled

@@ -840,10 +840,10 @@ def _exposes(work: np.ndarray, b: np.ndarray, f: int, t: int, m: int, k: int,
 
 @njit(cache=True)
 def _legal_out_of_check(b: np.ndarray, ks: int, att: int, moves: np.ndarray,
-                        caps: np.ndarray, n: int) -> int:
+                        caps: np.ndarray, n: int, stop: int) -> int:
     """Keep the legal moves among the first ``n`` when the king on ``ks`` is not in check:
     only king moves, and moves that empty a square of :func:`vacate_mask` or release a
-    frozen attacker, can expose it; return how many are kept."""
+    frozen attacker, can expose it; return how many are kept, stopping at ``stop``."""
     mask = vacate_mask(b, ks, att)
     work = np.empty(64, dtype=np.uint8)
     copy_board(b, work)
@@ -869,15 +869,18 @@ def _legal_out_of_check(b: np.ndarray, ks: int, att: int, moves: np.ndarray,
             moves[kept] = move
             caps[kept] = m
             kept += 1
+            if kept == stop:
+                break
     return kept
 
 
 @njit(cache=True)
 def _legal_in_check(b: np.ndarray, ks: int, att: int, moves: np.ndarray, caps: np.ndarray,
-                    n: int) -> int:
+                    n: int, stop: int) -> int:
     """Keep the legal moves among the first ``n`` when the king on ``ks`` is in check: only
     king moves, and moves that touch a square of :func:`relevant` (an immobilizer also by
-    freezing or releasing a piece there), can end the check; return how many are kept."""
+    freezing or releasing a piece there), can end the check; return how many are kept,
+    stopping at ``stop``."""
     mask = relevant(b, ks, att)
     work = np.empty(64, dtype=np.uint8)
     copy_board(b, work)
@@ -898,6 +901,8 @@ def _legal_in_check(b: np.ndarray, ks: int, att: int, moves: np.ndarray, caps: n
             moves[kept] = move
             caps[kept] = m
             kept += 1
+            if kept == stop:
+                break
     return kept
 
 
@@ -910,8 +915,22 @@ def legal_moves(b: np.ndarray, colour: int, moves: np.ndarray, caps: np.ndarray)
     att = colour ^ 8
     ks = find(b, colour | KING)
     if attacked(b, ks, att):
-        return _legal_in_check(b, ks, att, moves, caps, n)
-    return _legal_out_of_check(b, ks, att, moves, caps, n)
+        return _legal_in_check(b, ks, att, moves, caps, n, n)
+    return _legal_out_of_check(b, ks, att, moves, caps, n, n)
+
+
+@njit(cache=True)
+def _has_legal(b: np.ndarray, colour: int, moves: np.ndarray, caps: np.ndarray,
+               n: int) -> bool:
+    """Return whether any of the first ``n`` moves of :func:`pseudo_moves` for ``colour`` is
+    legal (``legal_moves(...) > 0``), testing them only until one is; the moves are
+    overwritten."""
+    att = colour ^ 8
+    ks = find(b, colour | KING)
+    one = np.int64(1)  # typed: a literal would compile the filters a second time
+    if attacked(b, ks, att):
+        return _legal_in_check(b, ks, att, moves, caps, n, one) > 0
+    return _legal_out_of_check(b, ks, att, moves, caps, n, one) > 0
 
 
 @njit(cache=True)
@@ -1115,8 +1134,35 @@ def evaluate_into(b: np.ndarray, side: int, moves: np.ndarray, caps: np.ndarray)
     me = COLOUR[side]
     frozen = frozen_pieces(b, me) | frozen_pieces(b, me ^ 8)
     m1, n1, threat = _side(b, me, frozen, moves, caps)
+    return _against(b, me, frozen, m1, n1, threat, moves, caps)
+
+
+@njit(cache=True)
+def _against(b: np.ndarray, me: int, frozen: int, m1: float, n1: int, threat: float,
+             moves: np.ndarray, caps: np.ndarray) -> float:
+    """Return the evaluation from the mover's (material, move count, best capture): the
+    opponent's side scored and subtracted, the threat added."""
     m2, n2, _ = _side(b, me ^ 8, frozen, moves, caps)
     return m1 - m2 + W_MOBILITY * (n1 - n2) + W_THREAT * threat
+
+
+@njit(cache=True)
+def judged_evaluation(b: np.ndarray, side: int, halfmove: int, ply: int, occurrences: int,
+                      moves: np.ndarray, caps: np.ndarray) -> tuple[int, float]:
+    """Return (:func:`judge`'s result, :func:`evaluate_into`'s value, or 0.0 once the game is
+    over): a search's leaf in one pass.
+
+    The mover's pseudo-legal moves are generated once, for its side of the evaluation and
+    for the judge, which needs only whether one of them is legal (:func:`_has_legal` stops
+    at the first), not all of them (:func:`legal_moves` tests every one)."""
+    me = COLOUR[side]
+    frozen = frozen_pieces(b, me) | frozen_pieces(b, me ^ 8)
+    m1, n1, threat = _side(b, me, frozen, moves, caps)
+    n_legal = np.int64(1) if _has_legal(b, me, moves, caps, n1) else np.int64(0)
+    result = judge(b, side, halfmove, ply, occurrences, n_legal)
+    if result != ONGOING:
+        return result, 0.0
+    return result, _against(b, me, frozen, m1, n1, threat, moves, caps)
 
 
 @njit(cache=True)
