@@ -33,7 +33,7 @@ from .alphabeta import EXACT, LOWER, MAX_DEPTH, UPPER, WIN, AlphaBetaAgent, _Tim
 #: Nodes between two reads of the clock under a time limit.
 CLOCK_EVERY = 256
 #: Slots of a new table (it doubles when half full).
-INITIAL_TT_SLOTS = 1 << 16
+INITIAL_TT_SLOTS = 1 << 12
 # stats[]: nodes searched, entries in the table, set when the time ran out.
 NODES, TT_COUNT, ABORTED = 0, 1, 2
 NO_MOVE = -1

@@ -219,7 +219,7 @@ class CompiledUltimaAlphaBeta(CompiledAlphaBeta):
         super().__init__("ultima", KEY_WORDS, ACTIONS, K.MAX_MOVES, depth=depth,
                          seconds=seconds, seed=seed, tt_size=tt_size)
         self._caps = np.empty_like(self._moves)
-        self._capmap = np.zeros((self.plies, ACTIONS), dtype=np.int64)
+        self._capmap = np.empty((self.plies, ACTIONS), dtype=np.int64)  # written before read
         self._boards = np.empty((self.plies + 1, 64), dtype=np.uint8)
 
     def _position(self, state: State) -> tuple[np.ndarray, int]:
