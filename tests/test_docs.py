@@ -410,3 +410,10 @@ def test_cli_tournament_rate_and_replay_samples_are_the_real_output(tmp_path, ca
                 assert masked_times(real) == masked_times(shown), command
                 checked += 1
     assert checked >= 5
+
+
+def test_performance_page_says_what_every_bench_script_needs() -> None:
+    text = (DOCS / "performance.md").read_text()
+    table = "\n".join(markdown_table(text, "| script | needs |"))
+    for script in sorted((REPO / "bench").glob("*.py")):
+        assert f"`{script.name}`" in table, f"docs/performance.md: {script.name} not listed"
