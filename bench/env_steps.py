@@ -3,6 +3,9 @@ connect_four_v3 in the same run, plus perft leaves/s of each boardzoo rules engi
 
 Usage: python bench/env_steps.py [--seconds 3]
 The last line printed is one JSON object with every figure.
+
+Needs the ``dev`` extra (``pip install -e ".[dev]"``): PettingZoo's chess_v6 imports ``chess``
+(python-chess) and connect_four_v3 imports pygame (docs/performance.md).
 """
 
 from __future__ import annotations
