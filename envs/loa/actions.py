@@ -21,15 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.actions import MoveActions
+from .kernel import planes
 from .rules import MOVE_CAP, PASS, State
 
 NUM_PLANES = 5
-
-
-def bitboard_planes(*boards: int) -> np.ndarray:
-    """Return a (len(boards), 8, 8) uint8 array with 1 on the squares of each bitboard."""
-    raw = np.frombuffer(b"".join(bb.to_bytes(8, "little") for bb in boards), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little").reshape(len(boards), 8, 8)
 
 
 def move_cells(state: State, action: int) -> tuple[int, int]:
@@ -48,8 +43,6 @@ class LoaActions(MoveActions):
 
     def observation(self, state: State, player: int) -> np.ndarray:
         obs = np.empty(self.observation_shape, dtype=np.float32)
-        obs[:, :, :2] = bitboard_planes(state.bb[player], state.bb[1 - player]).transpose(1, 2, 0)
-        obs[:, :, 2] = 1.0 if player == 0 else 0.0
-        obs[:, :, 3] = min(state.ply, MOVE_CAP) / MOVE_CAP
-        obs[:, :, 4] = 1.0
+        bb = state.bb
+        planes(bb[player], bb[1 - player], player == 0, min(state.ply, MOVE_CAP), obs)
         return obs
