@@ -123,6 +123,12 @@ class MoveActions(ActionGame):
         mask[state.legal_moves()] = 1  # empty once the game is over
         return mask
 
+    def is_terminal(self, state: GameState) -> bool:
+        return state.is_terminal()
+
+    def returns(self, state: GameState) -> tuple[float, float]:
+        return state.returns()
+
     def move_of(self, state: GameState, action: int) -> int:
         """Return the legal move of ``action``; MoveError if the action is not legal."""
         if action not in state.legal_moves():

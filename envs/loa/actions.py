@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.actions import MoveActions
-from .kernel import planes
+from ..core.game import MoveError
+from .kernel import mark_legal, planes
 from .rules import MOVE_CAP, PASS, State
 
 NUM_PLANES = 5
@@ -40,6 +41,17 @@ class LoaActions(MoveActions):
     state_cls = State
     num_actions = 513
     observation_shape = (8, 8, NUM_PLANES)
+
+    def action_mask(self, state: State) -> np.ndarray:
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        if not state.is_terminal():  # none once the game is over
+            mark_legal(state.bb[0], state.bb[1], state.side, mask)
+        return mask
+
+    def move_of(self, state: State, action: int) -> int:
+        if not state.is_legal(action):
+            raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
+        return action
 
     def observation(self, state: State, player: int) -> np.ndarray:
         obs = np.empty(self.observation_shape, dtype=np.float32)

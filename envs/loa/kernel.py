@@ -239,6 +239,37 @@ def legal_moves(black: np.uint64, white: np.uint64, side: int, ply: int, repeate
     return count
 
 
+@njit("void(uint64, uint64, int64, int8[::1])", cache=True)
+def mark_legal(black: np.uint64, white: np.uint64, side: int, mask: np.ndarray) -> None:
+    """Set ``mask[move] = 1`` for every legal move of an unfinished game (the pass when
+    nothing else is legal, spec 4): the env's action mask."""
+    buf = np.empty(MAX_MOVES, dtype=np.int64)
+    if side == BLACK:
+        count = generate(black, white, buf)
+    else:
+        count = generate(white, black, buf)
+    if count == 0:
+        mask[PASS] = 1
+    for i in range(count):
+        mask[buf[i]] = 1
+
+
+@njit("boolean(uint64, uint64, int64, int64)", cache=True)
+def is_legal(black: np.uint64, white: np.uint64, side: int, move: int) -> bool:
+    """Return whether ``move`` is legal for ``side`` in an unfinished game."""
+    buf = np.empty(MAX_MOVES, dtype=np.int64)
+    if side == BLACK:
+        count = generate(black, white, buf)
+    else:
+        count = generate(white, black, buf)
+    if count == 0:
+        return move == PASS
+    for i in range(count):
+        if buf[i] == move:
+            return True
+    return False
+
+
 @njit(cache=True)
 def _perft(black: np.uint64, white: np.uint64, side: int, ply: int, depth: int,
            moves: np.ndarray) -> int:

@@ -42,7 +42,8 @@ START_TEXT = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0"
 # result code -> winner (None: the game goes on, or a draw)
 _WINNER = (None, BLACK, WHITE, None, None)
 _judge, _generate, _apply_move = kernel.judge, kernel.legal_moves, kernel.apply_move
-_destination, _empty, _int64 = kernel.destination, np.empty, np.int64
+_destination, _is_legal = kernel.destination, kernel.is_legal
+_empty, _int64 = np.empty, np.int64
 
 
 class State(GameState):
@@ -129,6 +130,14 @@ class State(GameState):
                 n = _generate(self.bb[0], self.bb[1], self.side, self._ply, False, out)
                 self._moves = out[:n].tolist()
         return self._moves
+
+    def is_legal(self, move: int) -> bool:
+        """Return whether ``move`` (an int) is a legal move here."""
+        if self._moves is not None:
+            return move in self._moves
+        if self._result != ONGOING or not 0 <= move <= PASS:
+            return False
+        return _is_legal(self.bb[0], self.bb[1], self.side, move)
 
     def apply(self, move: int, track_history: bool = True) -> State:
         """Return the position after ``move``; ``track_history=False`` skips repetition data."""
