@@ -27,7 +27,6 @@ from .core.registry import get_spec
 from .core.spec import GameSpec
 from .window import Window
 
-
 #: The raw env's data that every step reads (PettingZoo's ``AECEnv.last``, the agent
 #: iterator and the wrappers' own ``step``).
 STEP_DATA = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos",

@@ -222,13 +222,10 @@ def judge(black: np.uint64, white: np.uint64, side: int, ply: int, repeated: boo
     return ONGOING
 
 
-@njit("int64(uint64, uint64, int64, int64, boolean, int64[::1])", cache=True)
-def legal_moves(black: np.uint64, white: np.uint64, side: int, ply: int, repeated: bool,
-                out: np.ndarray) -> int:
-    """Write the legal actions into ``out`` (none when the game is over, spec 6.5; the pass
-    when nothing else is legal, spec 4); return their count."""
-    if judge(black, white, side, ply, repeated) != ONGOING:
-        return 0
+@njit("int64(uint64, uint64, int64, int64[::1])", cache=True)
+def moves_of(black: np.uint64, white: np.uint64, side: int, out: np.ndarray) -> int:
+    """Write the legal actions of an unfinished game into ``out``: the moves of the side to
+    move, or the pass when it has none (spec 4); return their count."""
     if side == BLACK:
         count = generate(black, white, out)
     else:
@@ -239,32 +236,30 @@ def legal_moves(black: np.uint64, white: np.uint64, side: int, ply: int, repeate
     return count
 
 
+@njit("int64(uint64, uint64, int64, int64, boolean, int64[::1])", cache=True)
+def legal_moves(black: np.uint64, white: np.uint64, side: int, ply: int, repeated: bool,
+                out: np.ndarray) -> int:
+    """Write the legal actions into ``out`` (none when the game is over, spec 6.5); return
+    their count."""
+    if judge(black, white, side, ply, repeated) != ONGOING:
+        return 0
+    return moves_of(black, white, side, out)
+
+
 @njit("void(uint64, uint64, int64, int8[::1])", cache=True)
 def mark_legal(black: np.uint64, white: np.uint64, side: int, mask: np.ndarray) -> None:
-    """Set ``mask[move] = 1`` for every legal move of an unfinished game (the pass when
-    nothing else is legal, spec 4): the env's action mask."""
+    """Set ``mask[action] = 1`` for every legal action of an unfinished game (the env's
+    action mask)."""
     buf = np.empty(MAX_MOVES, dtype=np.int64)
-    if side == BLACK:
-        count = generate(black, white, buf)
-    else:
-        count = generate(white, black, buf)
-    if count == 0:
-        mask[PASS] = 1
-    for i in range(count):
+    for i in range(moves_of(black, white, side, buf)):
         mask[buf[i]] = 1
 
 
 @njit("boolean(uint64, uint64, int64, int64)", cache=True)
 def is_legal(black: np.uint64, white: np.uint64, side: int, move: int) -> bool:
-    """Return whether ``move`` is legal for ``side`` in an unfinished game."""
+    """Return whether ``move`` is a legal action of an unfinished game."""
     buf = np.empty(MAX_MOVES, dtype=np.int64)
-    if side == BLACK:
-        count = generate(black, white, buf)
-    else:
-        count = generate(white, black, buf)
-    if count == 0:
-        return move == PASS
-    for i in range(count):
+    for i in range(moves_of(black, white, side, buf)):
         if buf[i] == move:
             return True
     return False
