@@ -106,6 +106,17 @@ def test_start_vector_moves_perft_and_divide() -> None:
         assert K.perft(b, w, 1 - game.side, 1, 1) == vec["divide_2"][state.move_to_str(move)]
 
 
+def test_perft_stops_at_the_move_cap() -> None:
+    # spec 9: the ply advances with each action, so no sequence runs past ply 400
+    start = load_vector("loa", "start.json")
+    board = start["position"].rsplit(" ", 1)[0]
+    near = State.from_text(f"{board} 398")
+    assert [near.perft(d) for d in (1, 2, 3)] == [start["perft"]["1"], start["perft"]["2"], 0]
+    black, white, side, ply = K.position_of(near)
+    assert [K.perft(black, white, side, ply, d) for d in (2, 3)] == [start["perft"]["2"], 0]
+    assert State.from_text(f"{board} 10").perft(10**30) == 0  # no leaf, answered at once
+
+
 @pytest.mark.parametrize("case", load_vector("loa", "rules.json")["cases"], ids=lambda c: c["id"])
 def test_rules_vector(case: dict) -> None:
     game = KernelGame(case["position"])

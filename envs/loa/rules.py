@@ -64,7 +64,8 @@ class State(GameState):
         # this is the third time when the history holds the position twice (spec 6.3)
         repeated = bool(history) and history.count((black, white, side)) >= 2
         # the kernel reads the ply only against the move cap: a larger one is that cap
-        self._result: int = _judge(black, white, side, min(ply, MOVE_CAP), repeated)
+        self._result: int = _judge(black, white, side, ply if ply < MOVE_CAP else MOVE_CAP,
+                                   repeated)
 
     # -- construction and text ------------------------------------------------------
     @classmethod
@@ -147,7 +148,7 @@ class State(GameState):
         if not track_history:
             return State(black, white, 1 - self.side, self._ply + 1)
         # a capture can never be undone: earlier positions cannot recur
-        history = (*(() if captured else self.history), self.key())
+        history = (*(() if captured else self.history), (*self.bb, self.side))  # + key()
         return State(black, white, 1 - self.side, self._ply + 1, history)
 
     # -- outcome ----------------------------------------------------------------------
