@@ -6,7 +6,7 @@ torch batched engine; and alpha-beta's best move, score and node count against t
 search of agents/alphabeta.py.
 
 ``BOARDZOO_KERNEL_POSITIONS=100000 pytest tests/test_loa_kernel.py`` runs the full 100,000
-random and played positions (a few minutes); by default a 5,000-position sample keeps the file
+random and played positions (about a minute); by default a 5,000-position sample keeps the file
 within CI's time.
 """
 

@@ -20,8 +20,10 @@ every rule works on whole batches of bitboards, never on one game at a time:
   A 32-bit key per entry finds the few candidate games cheaply; only those are
   compared board by board.
 
-The rules are ``rules.State``'s exactly (spec sections 3-6), checked position by
-position against it in ``tests/test_batched_loa.py`` and ``bench/batched_diff.py``.
+The rules are the compiled kernel's (:mod:`.kernel`, through ``rules.State``) exactly (spec
+sections 3-6) for positions of at most 12 pieces a colour (a game's), checked position by
+position against it in ``tests/test_batched_loa.py``, ``tests/test_loa_kernel.py`` and
+``bench/batched_diff.py``.
 """
 
 from __future__ import annotations

@@ -24,24 +24,21 @@ from .kernel import (
     BLACK,
     DRAW_MOVE_CAP,
     DRAW_REPETITION,
-    LINE,
     MAX_MOVES,
     MOVE_CAP,
     ONGOING,
     PASS,
-    TARGET,
     WHITE,
     is_connected,
 )
 from .notation import move_to_str, parse_move
 
-__all__ = ["BLACK", "LINE", "MOVE_CAP", "PASS", "START_TEXT", "TARGET", "WHITE", "State",
-           "is_connected"]
+__all__ = ["BLACK", "MOVE_CAP", "PASS", "START_TEXT", "WHITE", "State", "is_connected"]
 
 START_TEXT = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0"
 # result code -> winner (None: the game goes on, or a draw)
 _WINNER = (None, BLACK, WHITE, None, None)
-_judge, _generate, _apply_move = kernel.judge, kernel.legal_moves, kernel.apply_move
+_judge, _legal_moves, _apply_move = kernel.judge, kernel.legal_moves, kernel.apply_move
 _destination, _is_legal = kernel.destination, kernel.is_legal
 _empty, _int64 = np.empty, np.int64
 
@@ -128,7 +125,7 @@ class State(GameState):
                 self._moves = []  # a finished game has no legal actions (spec 6.5)
             else:
                 out = _empty(MAX_MOVES, _int64)
-                n = _generate(self.bb[0], self.bb[1], self.side, self._ply, False, out)
+                n = _legal_moves(self.bb[0], self.bb[1], self.side, self._ply, False, out)
                 self._moves = out[:n].tolist()
         return self._moves
 
