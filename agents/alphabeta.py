@@ -213,7 +213,14 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
     seconds = None
     if "t" in opts:
         seconds = parse_seconds(opts["t"], "agent alphabeta: t must be")
-    if game == "loa":  # the compiled search: the same moves and scores, many times faster
+    return searcher(game, depth=depth, seconds=seconds, seed=seed)
+
+
+def searcher(game: str, depth: int | None = None, seconds: float | None = None,
+             seed: int | None = None) -> AlphaBetaAgent:
+    """Return the alpha-beta search of ``game``: the compiled one of :mod:`.alphabeta_loa`
+    for LOA (the same moves and scores, many times faster), this module's otherwise."""
+    if game == "loa":
         from .alphabeta_loa import CompiledLoaAlphaBeta
 
         return CompiledLoaAlphaBeta(depth=depth, seconds=seconds, seed=seed)

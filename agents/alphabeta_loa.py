@@ -199,13 +199,7 @@ def _ordered(black: np.uint64, white: np.uint64, side: int, tt_move: int,
              killers: np.ndarray, history: np.ndarray, buf: np.ndarray) -> int:
     """Write the legal moves of an unfinished game into ``buf``: TT move, killers, then by
     history score; return their count."""
-    if side == K.BLACK:
-        n = K.generate(black, white, buf)
-    else:
-        n = K.generate(white, black, buf)
-    if n == 0:
-        buf[0] = K.PASS
-        return 1
+    n = K.moves_of(black, white, side, buf)
     for i in range(1, n):  # insertion sort: stable, like the reference's list.sort
         m = buf[i]
         h = history[m]
