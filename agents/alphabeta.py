@@ -215,8 +215,15 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
     seconds = None
     if "t" in opts:
         seconds = parse_seconds(opts["t"], "agent alphabeta: t must be")
-    # the compiled searches: the same moves and scores, many times faster (imported here, so
-    # that numba loads only in processes that search these games)
+    return searcher(game, depth=depth, seconds=seconds, seed=seed)
+
+
+def searcher(game: str, depth: int | None = None, seconds: float | None = None,
+             seed: int | None = None) -> AlphaBetaAgent:
+    """Return the alpha-beta search of ``game``: the compiled one of :mod:`.alphabeta_loa` or
+    :mod:`.alphabeta_ultima` for LOA and Ultima (the same moves and scores, many times
+    faster), this module's otherwise."""
+    # imported here, so that numba loads only in processes that search these games
     if game == "loa":
         from .alphabeta_loa import CompiledLoaAlphaBeta
 

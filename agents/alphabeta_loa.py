@@ -56,13 +56,7 @@ def _ordered(black: np.uint64, white: np.uint64, side: int, tt_move: int,
              killers: np.ndarray, history: np.ndarray, buf: np.ndarray) -> int:
     """Write the legal moves of an unfinished game into ``buf``: TT move, killers, then by
     history score; return their count."""
-    if side == K.BLACK:
-        n = K.generate(black, white, buf)
-    else:
-        n = K.generate(white, black, buf)
-    if n == 0:
-        buf[0] = K.PASS
-        return 1
+    n = K.moves_of(black, white, side, buf)
     order_moves(buf, n, tt_move, killers, history)
     return n
 

@@ -51,6 +51,26 @@ def load_games(source: str | Path) -> list[dict]:
     return records
 
 
+def result_text(record: dict) -> str:
+    """Return a record's result the same way for every games file: ``1-0``, ``0-1`` or
+    ``1/2-1/2`` from the first mover's side, read from ``scores``, and how the game ended
+    when the rules did not end it: ``1/2-1/2 (max plies)``, ``0-1 (forfeit: timeout)``.
+
+    (Why: a tournament's games.jsonl keeps ``result: "1-0"`` and a ``termination``, a training
+    run's eval_games.jsonl the rules' ``result()`` (``black``, ``draw``) and ``terminated``;
+    both keep ``scores``.)"""
+    first, second = record["scores"]
+    code = {(1, 0): "1-0", (0, 1): "0-1", (0.5, 0.5): "1/2-1/2"}.get(
+        (first, second), f"{first:g}-{second:g}")
+    forfeit = record.get("forfeit")
+    if isinstance(forfeit, dict) and forfeit.get("reason"):
+        return f"{code} (forfeit: {forfeit['reason']})"
+    ending = record.get("termination")
+    if ending is None:  # an evaluation game: play_from's record says whether the rules ended it
+        ending = "rules" if record.get("terminated", True) else "max_plies"
+    return code if ending == "rules" else f"{code} ({str(ending).replace('_', ' ')})"
+
+
 def pick(records: Sequence[dict], game_id: str | None) -> dict:
     """Return the record with id ``game_id`` (the first record if None)."""
     if game_id is None:

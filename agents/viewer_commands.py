@@ -9,7 +9,7 @@ from pathlib import Path
 from . import report
 from .arena import ArenaError
 from .gif import replay_gif
-from .replay import FRAME_MS, games_path, load_games, pick, replay
+from .replay import FRAME_MS, games_path, load_games, pick, replay, result_text
 from .viewer import HTML_FILE, write_html
 
 
@@ -19,7 +19,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.list:
         for r in records:
             print(f"{r['id']}\t{r.get('game', '?')}\t{r['players'][0]} vs {r['players'][1]}\t"
-                  f"{r.get('result', '')}\t{r['plies']} plies")
+                  f"{result_text(r)}\t{r['plies']} plies")
         return 0
     if args.frame_ms < 1:
         raise ArenaError(f"--frame-ms must be at least 1, got {args.frame_ms}")
@@ -27,7 +27,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.gif:
         path = replay_gif(game, args.gif, args.frame_ms)
         print(f"{path}: {len(game.states)} frames, game {game.record['id']} "
-              f"({game.record.get('result', '')}, {len(game.moves)} plies)")
+              f"({result_text(game.record)}, {len(game.moves)} plies)")
         return 0
     for ply, state in enumerate(game.states):
         head = "start" if not ply else f"{ply}. {game.moves[ply - 1]}"

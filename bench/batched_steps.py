@@ -6,6 +6,9 @@ Usage: python bench/batched_steps.py --game loa [--batch 256,1024,4096,16384]
 A step is one game's action, so a batch of N stepped once counts N steps. Each batch size
 in ``--batch`` runs ``--seconds`` (best of 3 slices); the last line printed is one JSON
 object for the fastest batch (with every batch's figure under ``sweep``).
+
+Needs the ``dev`` extra (``pip install -e ".[dev]"``): PettingZoo's chess_v6 imports ``chess``
+(python-chess) (docs/performance.md).
 """
 
 from __future__ import annotations

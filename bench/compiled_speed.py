@@ -1,7 +1,14 @@
-"""Old (the Python reference) against new (the compiled kernel) for one game, in one run: perft
-leaves/s from the start, alpha-beta nodes/s from the start and on midgame positions (best
+"""Python against compiled for one game, in one run: perft leaves/s from the start, alpha-beta
+nodes/s from the start (agents/alphabeta.py's Python search against the compiled one; best
 moves, scores and node counts must agree), the JIT's one-time compile cost
-(docs/compiled.md) and, for Ultima, the cost of the network's leaf search per position.
+(docs/compiled.md) and, for Ultima, midgame searches and the network's leaf search per
+position.
+
+LOA's rules are the compiled kernel (``State`` asks it), so there "old" measures what Python
+costs around them: perft is the protocol's Python recursion over ``State`` (one position
+object per node) against the kernel's, and docs/compiled.md keeps the figures measured
+against the Python rules engine that the kernel replaced. Ultima's ``State`` is still the
+Python reference: "old" is its perft and the Python search on it.
 
 Usage: python bench/compiled_speed.py --game loa [--perft-depth 3] [--ab-depths 3,4]
        python bench/compiled_speed.py --game ultima [--perft-depth 3] [--ab-depths 2,3]
@@ -35,9 +42,9 @@ MIDGAME_DEPTHS = (2, 3)  # Ultima's midgame searches (the reference takes second
 
 _COMPILE = """
 import time
-import numba, boardzoo.agents.alphabeta, boardzoo.envs.{game}.rules  # not part of the compile
+import numba, boardzoo.agents.alphabeta{before}  # not part of the compile
 t = time.perf_counter()
-import boardzoo.envs.{game}.kernel, boardzoo.agents.alphabeta_{game}
+import {modules}
 print(time.perf_counter() - t)
 """
 
@@ -49,45 +56,50 @@ class Game:
     name: str
     state_cls: Any
     compiled: Callable[..., AlphaBetaAgent]
-    #: The kernel's perft of a position, with the position converted once: depth -> count.
-    perft_of: Callable[[GameState], Callable[[int], int]]
-    #: Clears the reference evaluation's cache (LOA's side scores), or None.
-    clear_cache: Callable[[], None] | None
+    #: Old and new perft of a position: depth -> count.
+    old_perft: Callable[[GameState, int], int]
+    new_perft: Callable[[GameState, int], int]
+    #: What the JIT's timing imports first (not timed), and the compiled modules (timed).
+    jit_before: str
+    jit_modules: str
+
+
+def python_perft(state: GameState, depth: int) -> int:
+    """Count leaf move sequences by a Python recursion over LOA's ``State`` (an object per
+    node)."""
+    if depth <= 1:
+        return len(state.legal_moves()) if depth == 1 else 1
+    return sum(python_perft(state.apply(m, track_history=False), depth - 1)  # type: ignore[call-arg]
+               for m in state.legal_moves())
 
 
 def load_game(name: str) -> Game:
     """Return the bench's view of ``name`` (imports its compiled modules)."""
     if name == "loa":
         from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
-        from boardzoo.envs.loa import kernel as loa_kernel
-        from boardzoo.envs.loa.evaluation import side_score
         from boardzoo.envs.loa.rules import State as LoaState
 
-        def loa_perft(state: GameState) -> Callable[[int], int]:
-            """Return perft on the LOA kernel from ``state``."""
-            black, white, side, ply = loa_kernel.position_of(state)
-            return lambda depth: loa_kernel.perft(black, white, side, ply, depth)
-
-        return Game("loa", LoaState, CompiledLoaAlphaBeta, loa_perft, side_score.cache_clear)
+        return Game("loa", LoaState, CompiledLoaAlphaBeta, python_perft,
+                    lambda state, depth: state.perft(depth), "",
+                    "boardzoo.envs.loa.rules, boardzoo.agents.alphabeta_loa")
     from boardzoo.agents.alphabeta_ultima import CompiledUltimaAlphaBeta
     from boardzoo.envs.ultima import kernel as ultima_kernel
     from boardzoo.envs.ultima.rules import State as UltimaState
 
-    def ultima_perft(state: GameState) -> Callable[[int], int]:
-        """Return perft on the Ultima kernel from ``state`` (its history included)."""
-        return lambda depth: ultima_kernel.perft_state(state, depth)  # type: ignore[arg-type]
+    return Game("ultima", UltimaState, CompiledUltimaAlphaBeta,
+                lambda state, depth: state.perft(depth), ultima_kernel.perft_state,  # type: ignore[arg-type]
+                ", boardzoo.envs.ultima.rules",
+                "boardzoo.envs.ultima.kernel, boardzoo.agents.alphabeta_ultima")
 
-    return Game("ultima", UltimaState, CompiledUltimaAlphaBeta, ultima_perft, None)
 
-
-def jit_seconds(game: str) -> tuple[float, float]:
+def jit_seconds(game: Game) -> tuple[float, float]:
     """Return seconds to import the compiled modules with an empty numba cache (the one-time
     compile) and then with that cache filled (every later process)."""
+    code = _COMPILE.format(before=game.jit_before, modules=game.jit_modules)
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        runs = [float(subprocess.run([sys.executable, "-c", _COMPILE.format(game=game)],
-                                     env=env, check=True, capture_output=True,
-                                     text=True).stdout.split()[-1])
+        runs = [float(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                     capture_output=True, text=True).stdout.split()[-1])
                 for _ in range(2)]
     return runs[0], runs[1]
 
@@ -106,13 +118,12 @@ def rate(work: Callable[[], int]) -> float:
 def perft_rates(game: Game, depth: int) -> dict:
     """Return perft leaves/s from the start, old and new, best round of each."""
     start = game.state_cls.start()
-    leaves = start.perft(depth)
-    perft = game.perft_of(start)
-    assert perft(depth) == leaves
+    leaves = game.old_perft(start, depth)
+    assert game.new_perft(start, depth) == leaves
     old, new = [], []
     for _ in range(ROUNDS):
-        old.append(rate(lambda: start.perft(depth)))
-        new.append(rate(lambda: perft(depth)))
+        old.append(rate(lambda: game.old_perft(start, depth)))
+        new.append(rate(lambda: game.new_perft(start, depth)))
     return {"depth": depth, "leaves": leaves, "old_leaves_per_s": round(max(old)),
             "new_leaves_per_s": round(max(new)), "speedup": round(max(new) / max(old), 1)}
 
@@ -126,34 +137,20 @@ def search(agent: AlphaBetaAgent, state: GameState) -> tuple[int, float, int, fl
 
 def alphabeta_rates(game: Game, depth: int, state: GameState | None = None,
                     rounds: int = ROUNDS) -> dict:
-    """Return alpha-beta nodes/s at ``depth`` from ``state`` (the start by default), old and
-    new (fresh agents, seed 0, best round of each), and whether best move, score and node
-    count agree.
-
-    LOA's reference evaluation keeps a cache of side scores across searches: ``old`` starts
-    each search with it empty, as a fresh process does; ``old_warm`` repeats the same search
-    at once, every leaf's score cached (the reference's best case). Ultima's keeps none."""
+    """Return alpha-beta nodes/s at ``depth`` from ``state`` (the start by default), old
+    (agents/alphabeta.py) and new (the compiled search), fresh agents, seed 0, best round of
+    each, and whether best move, score and node count agree."""
     state = state or game.state_cls.start()
-    old, warm, new = [], [], []
+    old, new = [], []
     for _ in range(rounds):
-        if game.clear_cache:
-            game.clear_cache()
         old.append(search(AlphaBetaAgent(game.name, depth=depth, seed=0), state))
-        if game.clear_cache:
-            warm.append(search(AlphaBetaAgent(game.name, depth=depth, seed=0), state))
         new.append(search(game.compiled(depth=depth, seed=0), state))
-    agree = all(r[:3] == old[0][:3] for r in old + warm + new)
+    agree = all(r[:3] == old[0][:3] for r in old + new)
     move, score, nodes = old[0][:3]
     old_rate, new_rate = (nodes / min(r[3] for r in runs) for runs in (old, new))
-    out = {"depth": depth, "best_move": state.move_to_str(move), "score": score,
-           "nodes": nodes, "agree": agree, "old_nodes_per_s": round(old_rate)}
-    if warm:
-        warm_rate = nodes / min(r[3] for r in warm)
-        out["old_warm_nodes_per_s"] = round(warm_rate)
-    out.update(new_nodes_per_s=round(new_rate), speedup=round(new_rate / old_rate, 1))
-    if warm:
-        out["speedup_over_warm"] = round(new_rate / warm_rate, 1)
-    return out
+    return {"depth": depth, "best_move": state.move_to_str(move), "score": score,
+            "nodes": nodes, "agree": agree, "old_nodes_per_s": round(old_rate),
+            "new_nodes_per_s": round(new_rate), "speedup": round(new_rate / old_rate, 1)}
 
 
 def random_states(game: Game, count: int, seed: int) -> list[GameState]:
@@ -252,11 +249,9 @@ def leaf_search_times(states: list[GameState], depth: int) -> dict:
 
 def report_alphabeta(a: dict, where: str) -> None:
     """Print one alpha-beta figure."""
-    warm = (f" (evaluation cache warm: {a['old_warm_nodes_per_s']:,}; "
-            f"{a['speedup_over_warm']}x warm)" if "old_warm_nodes_per_s" in a else "")
     print(f"alphabeta:{a['depth']} {where} ({a['nodes']:,} nodes, best {a['best_move']}, "
           f"score {a['score']:.4g}, agree {a['agree']}): old {a['old_nodes_per_s']:,} "
-          f"nodes/s, new {a['new_nodes_per_s']:,} ({a['speedup']}x){warm}")
+          f"nodes/s, new {a['new_nodes_per_s']:,} ({a['speedup']}x)")
 
 
 def ultima_figures(game: Game, figures: dict, leaf_positions: int) -> bool:
@@ -296,10 +291,10 @@ def main() -> None:
                         help="Ultima: midgame positions valued by the leaf search")
     args = parser.parse_args()
     ab_depths = args.ab_depths or ("3,4" if args.game == "loa" else "2,3")
-    compile_s, load_s = jit_seconds(args.game)
+    game = load_game(args.game)
+    compile_s, load_s = jit_seconds(game)
     print(f"JIT: {compile_s:.1f} s to compile once (empty cache), {load_s:.2f} s to load "
           "from the cache in a later process")
-    game = load_game(args.game)
     figures: dict = {"game": args.game, "python": platform.python_version(),
                      "machine": platform.machine(), "cpus": os.cpu_count(),
                      "load_average": [round(x, 2) for x in os.getloadavg()],
@@ -326,7 +321,7 @@ def main() -> None:
         agree = ultima_figures(game, figures, args.leaf_positions) and agree
     print(json.dumps(figures))
     if not agree:
-        sys.exit("the compiled search disagrees with the reference")
+        sys.exit("the compiled search disagrees with the Python search")
 
 
 if __name__ == "__main__":

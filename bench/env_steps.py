@@ -2,7 +2,12 @@
 connect_four_v3 in the same run, plus perft leaves/s of each boardzoo rules engine.
 
 Usage: python bench/env_steps.py [--seconds 3]
-The last line printed is one JSON object with every figure.
+Each env runs with PettingZoo's standard wrappers (``env()``, as a user gets it) and each
+boardzoo env also without them (``raw_env()``, "raw": the env's own cost). The last line
+printed is one JSON object with every figure.
+
+Needs the ``dev`` extra (``pip install -e ".[dev]"``): PettingZoo's chess_v6 imports ``chess``
+(python-chess) and connect_four_v3 imports pygame (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -57,15 +62,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="time per env")
     args = parser.parse_args()
     figures: dict[str, dict] = {"steps_per_second": {}, "turns_per_second": {},
-                                "perft_leaves_per_second": {}}
-    envs = {}
+                                "raw_steps_per_second": {}, "perft_leaves_per_second": {}}
+    envs, raw = {}, {}
     for game in GAMES:
         try:
-            envs[f"{game}_v0"] = importlib.import_module(f"boardzoo.envs.{game}_v0").env
+            module = importlib.import_module(f"boardzoo.envs.{game}_v0")
         except (ModuleNotFoundError, UnknownGameError):
             print(f"{game}: not available, skipped")
+            continue
+        envs[f"{game}_v0"], raw[f"{game}_v0 raw"] = module.env, module.raw_env
     for name, module in PEERS.items():
         envs[name] = importlib.import_module(module).env
+    envs.update(raw)
     # Envs take turns in short slices, so a change in machine load hits all of them alike.
     totals = {name: [0, 0, 0.0] for name in envs}
     for round_ in range(ROUNDS):
@@ -76,6 +84,10 @@ def main() -> None:
             totals[name][2] += elapsed
     for name, (steps, turns, elapsed) in totals.items():
         rate = steps / elapsed
+        if name in raw:
+            figures["raw_steps_per_second"][name.split()[0]] = round(rate, 1)
+            print(f"{name:>16}: {rate:10,.0f} random-play AEC steps/s without the wrappers")
+            continue
         figures["steps_per_second"][name] = round(rate, 1)
         line = f"{name:>16}: {rate:10,.0f} random-play AEC steps/s"
         if turns is not None:

@@ -7,7 +7,7 @@ play the greedy policy against random (colours alternating).
 Runs training/examples/sb3_maskable_ppo.py once per seed (one torch thread, 8 envs in one
 process). The last line printed is one JSON object: the budget (timesteps), wall and CPU
 seconds, games and win rate per seed, the lowest win rate, and whether every seed reached
-the issue's target (80% wins).
+the issue's target (80% wins). Needs the ``sb3`` extra (``pip install -e ".[sb3]"``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ least disturbed; the first run's time, which includes the Ray workers' imports,
 is reported too). The Ray instance is started once, before the timed runs, as a
 cluster would be; its start-up time is reported apart. The local pool spawns its
 processes in every run, as ``boardzoo tournament`` does. Both backends must give
-the same records. The last stdout line is one JSON object.
+the same records. The last stdout line is one JSON object. Needs the ``ray`` extra
+(``pip install -e ".[ray]"``).
 
     python bench/ray_vs_local.py [--game loa] [--agents greedy,random] [--games 200]
                                  [--workers 2] [--repeats 3]

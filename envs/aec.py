@@ -27,8 +27,50 @@ from .core.registry import get_spec
 from .core.spec import GameSpec
 from .window import Window
 
+#: The raw env's data that every step reads (PettingZoo's ``AECEnv.last``, the agent
+#: iterator and the wrappers' own ``step``).
+STEP_DATA = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos",
+             "_cumulative_rewards")
 
-class IntegerActionWrapper(wrappers.BaseWrapper):
+
+def _raw_attribute(name: str) -> property:
+    """Return a property that reads and writes attribute ``name`` of the raw env."""
+    return property(lambda self: getattr(self._raw, name),
+                    lambda self, value: setattr(self._raw, name, value))
+
+
+class RawData:
+    """Mixin of :func:`wrap`'s wrappers: :data:`STEP_DATA` read from the raw env in one
+    look-up (why: a PettingZoo wrapper finds the raw env's attributes by a failed look-up and
+    ``__getattr__`` per layer, about 1.5 us each on the development machine, so four layers
+    made reading ``agent_selection`` cost as much as a whole LOA step)."""
+
+    # The values are the same as through the layers: no wrapper of the stack sets attributes
+    # of these names on itself (TerminateIllegalWrapper writes them on the raw env).
+
+    def __init__(self, env: AECEnv, *args: Any, **kwargs: Any) -> None:
+        """Wrap ``env`` (the arguments of the wrapper class) and keep its raw env."""
+        super().__init__(env, *args, **kwargs)
+        self._raw = env.unwrapped  # private: BaseWrapper refuses to forward it outwards
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """Return the raw env's action space of ``agent`` (no wrapper here changes it)."""
+        return self._raw.action_space(agent)
+
+
+for _name in STEP_DATA:
+    setattr(RawData, _name, _raw_attribute(_name))
+
+
+class TerminateIllegalWrapper(RawData, wrappers.TerminateIllegalWrapper):
+    """PettingZoo's TerminateIllegalWrapper (an illegal action loses, -1) with :class:`RawData`."""
+
+
+class AssertOutOfBoundsWrapper(RawData, wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's AssertOutOfBoundsWrapper with :class:`RawData`."""
+
+
+class IntegerActionWrapper(RawData, wrappers.BaseWrapper):
     """Refuses a non-integer or out-of-range action with MoveError before the standard
     wrappers see it (why: they index the action mask with it, so ``True`` failed with a
     NumPy error, and 10**6 with a bare AssertionError), as the raw env does."""
@@ -47,8 +89,8 @@ class IntegerActionWrapper(wrappers.BaseWrapper):
 def wrap(raw: AECEnv) -> AECEnv:
     """Apply PettingZoo classic's standard wrappers (illegal move = -1 and game over) and
     the integer check of actions."""
-    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
+    env = TerminateIllegalWrapper(raw, illegal_reward=-1)
+    env = AssertOutOfBoundsWrapper(env)
     return wrappers.OrderEnforcingWrapper(IntegerActionWrapper(env))
 
 

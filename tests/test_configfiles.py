@@ -3,6 +3,7 @@ exists wins, and ``boardzoo config list|show|copy``; errors are one line and exi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,15 @@ def test_config_list_names_each_shipped_config_and_its_game(capsys, elsewhere):
     for name, game, path in rows:
         assert game == yaml.safe_load(CONFIGS[name].read_text())["game"]
         assert Path(path).read_bytes() == CONFIGS[name].read_bytes()
+
+
+def test_config_list_columns_line_up(capsys, elsewhere):
+    code, out, _ = run(capsys, "config", "list")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == len(CONFIGS)
+    for column in (1, 2):  # game and file start at the same offset on every line
+        starts = {len(re.match(rf"(\S+\s+){{{column}}}", line).group(0)) for line in lines}
+        assert len(starts) == 1, out
 
 
 def test_config_show_prints_the_file_with_its_comments(capsys, elsewhere):

@@ -8,6 +8,7 @@ import dataclasses
 import importlib.util
 import io
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -232,3 +233,187 @@ def test_config_keys_without_effect_are_marked_in_the_config_table() -> None:
         cfg = training_config.load_config(None, ["game=ultima", *sets])
         useless |= set(no_effect(cfg))
     assert useless <= marked, f"not marked in training.md: {sorted(useless - marked)}"
+
+
+# --- the README as a front door, and every output the pages show that is cheap to rerun ---
+
+README = REPO / "README.md"
+MAX_README_LINES = 150
+PACK_CONFIGS = "/tmp/pack_v/lib/python3.11/site-packages/boardzoo/configs"  # docs/cli.md
+
+
+def fenced_after(text: str, marker: str) -> str:
+    """Return the first fenced block after ``marker`` in ``text``, without its fences."""
+    match = re.search(re.escape(marker) + r".*?^```[^\n]*\n(.*?)^```", text, re.S | re.M)
+    assert match, f"no fenced block after {marker!r}"
+    return match.group(1)
+
+
+def markdown_table(text: str, header: str) -> list[str]:
+    """Return the rows (header and separator included) of the table starting at ``header``."""
+    start = text.index(header)
+    rows = []
+    for line in text[start:].splitlines():
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    return rows
+
+
+def test_readme_is_a_short_front_door() -> None:
+    text = README.read_text()
+    assert len(text.splitlines()) <= MAX_README_LINES
+    for section in ("## Install", "## Two commands for a fresh machine", "## Using an environment",
+                    "## Training", "## The shipped networks", "## Tournaments",
+                    "## Outside engines"):
+        assert f"\n{section}\n" in text, section
+
+
+def test_readme_refers_to_docs_only_by_links() -> None:
+    """Every doc the README names is a link (a path in backticks or bare text is not)."""
+    text = _LINK.sub("", _FENCE.sub("", README.read_text()))
+    pages = {p.name for p in DOCS.glob("*.md")}
+    named = re.findall(r"[\w/.-]+\.md\b", text)  # report.md, an output file, is no doc
+    assert not [n for n in named if n.startswith("docs/") or Path(n).name in pages]
+    assert len(links(README)) >= 10
+
+
+def test_readme_keeps_the_two_commands_that_ci_reads() -> None:
+    text = README.read_text()
+    for marker, tail in (("<!-- main-command -->", "boardzoo train --config configs/loa.yaml"),
+                         ("<!-- test-command -->", "pytest -n auto")):
+        assert text.count(marker) == 1
+        (command,) = fenced_after(text, marker).splitlines()
+        assert command.startswith("python3 -m venv .venv && . .venv/bin/activate && "
+                                  "pip install torch==2.13.0 && pip install -e ")
+        assert command.endswith(tail)
+
+
+def test_readme_sample_run_prints_what_train_prints(monkeypatch, capsys) -> None:
+    """The sample output's first and last lines are what `boardzoo train --config
+    configs/loa.yaml` prints around the run (the run itself replaced by its summary)."""
+    import torch
+
+    from boardzoo.cli import main
+    from boardzoo.training import trainer
+
+    sample = fenced_after(README.read_text(), "The first trains").splitlines()
+    done = re.match(r"done: (\d+) iterations in ([\d.]+) min; .*\(iteration (\d+)\)", sample[-2])
+    assert done, sample[-2]
+
+    class Run:  # stands in for the 20-iteration run: what it returns, nothing written
+        iteration = 0
+
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def run(self) -> dict:
+            return {"iteration": int(done[1]), "elapsed_s": float(done[2]) * 60,
+                    "best_iteration": int(done[3])}
+
+    monkeypatch.setattr(trainer, "Trainer", Run)
+    monkeypatch.chdir(REPO)
+    threads = torch.get_num_threads()
+    try:
+        assert main(["train", "--config", "configs/loa.yaml"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == sample[0]
+    assert printed[-2:] == sample[-2:]
+    iterations = training_config.load_config(str(REPO / "configs" / "loa.yaml"), []).iterations
+    assert sample[-4].startswith(f"iter {iterations}/{iterations}: ")
+
+
+def test_readme_env_example_plays_a_game() -> None:
+    code = fenced_after(README.read_text(), "## Using an environment")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {"__name__": "__docs__"})
+    assert "wins" in printed.getvalue() or "draw" in printed.getvalue()
+
+
+def test_readme_network_table_is_the_one_training_results_opens_with() -> None:
+    header = "| game | config | vs greedy | vs alphabeta:2 | vs alphabeta:3 | CPU-hours | s/move |"
+    results = (DOCS / "training_results.md").read_text()
+    rows = markdown_table(README.read_text(), header)
+    assert len(rows) == 2 + 3
+    assert rows == markdown_table(results, header)
+    assert results.index(header) < results.index("## Contents") < results.index("## LOA")
+
+
+def test_training_results_contents_lists_every_section() -> None:
+    page = DOCS / "training_results.md"
+    text = page.read_text()
+    contents = text[text.index("## Contents"):].split("\n## ", 2)[0]
+    listed = set(_LINK.findall(contents))
+    headings = set(re.findall(r"^#{2,3} (.+)$", _FENCE.sub("", text), re.M)) - {"Contents"}
+    assert listed == {f"#{slug(h)}" for h in headings}
+
+
+def test_docs_index_links_every_page() -> None:
+    linked = set(links(DOCS / "README.md"))
+    assert {p.name for p in DOCS.glob("*.md")} - {"README.md"} <= linked
+
+
+def test_cli_config_list_sample_is_the_real_output(capsys) -> None:
+    from boardzoo.cli import main
+    from boardzoo.training.configfiles import configs_dir, shipped_names
+
+    section = cli_sections()["config"]
+    shown = fenced_after(section, "Output from a wheel").split("$ ")[1:]
+    listing = next(s for s in shown if s.startswith("boardzoo config list\n"))
+    assert main(["config", "list"]) == 0
+    real = capsys.readouterr().out.replace(str(configs_dir()), PACK_CONFIGS)
+    assert listing.split("\n", 1)[1] == real
+    names = re.search(r"^\| `NAME` \| a shipped config: (.*) \|$", section, re.M).group(1)
+    assert re.findall(r"`([^`]+)`", names) == shipped_names()
+
+
+def masked_times(text: str) -> str:
+    """Return Markdown output with the s/move and max s cells of its rating rows masked."""
+    return re.sub(r"^(\| \d+ \| [^|]+ \| -?\d+ \| ±\d+ \|) [\d.—]+ \| [\d.—]+ \|", r"\1 T | T |",
+                  text, flags=re.M)
+
+
+def shown_commands(block: str) -> list[tuple[str, str]]:
+    """Return (command, output) for each `$ command` of a shown terminal session."""
+    return [tuple((part + "\n").split("\n", 1)) for part in block.split("\n$ ")]
+
+
+def test_cli_tournament_rate_and_replay_samples_are_the_real_output(tmp_path, capsys) -> None:
+    """docs/cli.md's sessions of tournament, rate and replay print what the commands print
+    (the timing columns aside); /tmp in them is a fresh folder here."""
+    from boardzoo.cli import main
+
+    sections = cli_sections()
+    sessions = [fenced_after(sections["tournament"], "then where it wrote them:"),
+                fenced_after(sections["rate"], "([arena.md](arena.md#tournaments))."),
+                fenced_after(sections["replay"], "| `--list` |")]
+    checked = 0
+    for block in sessions:
+        assert block.startswith("$ ")
+        for command, shown in shown_commands(block[2:].rstrip("\n")):
+            command, _, piped = command.partition(" | ")
+            silent = command.endswith(" > /dev/null")
+            command = command.removesuffix(" > /dev/null")
+            argv = shlex.split(command.replace("/tmp/", f"{tmp_path}/"))
+            assert argv[0] == "boardzoo"
+            capsys.readouterr()
+            main(argv[1:])
+            out, err = capsys.readouterr()
+            real = (out + err).replace(f"{tmp_path}/", "/tmp/")
+            if piped:
+                assert piped.startswith("head -")
+                real = "".join(real.splitlines(keepends=True)[:int(piped[6:])])
+            if not silent:
+                assert masked_times(real) == masked_times(shown), command
+                checked += 1
+    assert checked >= 5
+
+
+def test_performance_page_says_what_every_bench_script_needs() -> None:
+    text = (DOCS / "performance.md").read_text()
+    table = "\n".join(markdown_table(text, "| script | needs |"))
+    for script in sorted((REPO / "bench").glob("*.py")):
+        assert f"`{script.name}`" in table, f"docs/performance.md: {script.name} not listed"

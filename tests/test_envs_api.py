@@ -71,3 +71,34 @@ def test_illegal_action_ends_game_with_penalty(game):
     env.step(illegal)
     assert env.rewards == {"player_0": -1, "player_1": 0}
     assert all(env.terminations.values())
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_wrappers_read_the_raw_envs_step_data(game):
+    # the stack keeps PettingZoo's wrapper types and their checks; every layer shows the raw
+    # env's per-step data, read in one look-up (boardzoo.envs.aec.RawData)
+    from pettingzoo.utils import wrappers
+
+    from boardzoo.envs.aec import STEP_DATA, RawData
+
+    env = env_module(game).env()
+    with pytest.raises(AttributeError, match="before reset"):
+        env.agents  # noqa: B018  (OrderEnforcingWrapper's check still runs)
+    env.reset(seed=0)
+    raw, layers = env.unwrapped, []
+    layer = env
+    while layer is not raw:
+        layers.append(layer)
+        layer = layer.env
+    kinds = (wrappers.OrderEnforcingWrapper, wrappers.AssertOutOfBoundsWrapper,
+             wrappers.TerminateIllegalWrapper)
+    assert all(any(isinstance(w, k) for w in layers) for k in kinds)
+    assert all(isinstance(w, RawData) for w in layers[1:])
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        obs, *_ = env.last()
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        for w in layers:
+            assert all(getattr(w, name) is getattr(raw, name) for name in STEP_DATA)
+    layers[1].infos = {"x": {}}  # a write lands on the raw env, as a read comes from it
+    assert raw.infos == {"x": {}}

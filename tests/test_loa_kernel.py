@@ -1,7 +1,9 @@
-"""The compiled LOA kernel (envs/loa/kernel.py) and search (agents/alphabeta_loa.py) against
-the reference rules and search: every shared LOA vector, random and played positions (legal
-moves in order, each move's result, game results, evaluation bit for bit), and alpha-beta's
-best move, score and node count.
+"""The LOA rules (envs/loa/kernel.py, through rules.State) and the compiled search
+(agents/alphabeta_loa.py): every shared LOA vector; random and played positions (legal moves
+in order, each move's result, game results, evaluation bit for bit) against what the Python
+reference rules gave before the kernel replaced them (tests/data/loa_facts.txt) and against the
+torch batched engine; and alpha-beta's best move, score and node count against the Python
+search of agents/alphabeta.py.
 
 ``BOARDZOO_KERNEL_POSITIONS=100000 pytest tests/test_loa_kernel.py`` runs the full 100,000
 random and played positions (about a minute); by default a 5,000-position sample keeps the file
@@ -10,8 +12,10 @@ within CI's time.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,13 +30,14 @@ from boardzoo.envs.loa.rules import PASS, START_TEXT, State
 from conftest import load_vector
 
 POSITIONS = int(os.environ.get("BOARDZOO_KERNEL_POSITIONS", "5000"))
+DATA = Path(__file__).parent / "data"
 RESULT_NAMES = {K.ONGOING: "ongoing", K.BLACK_WINS: "black", K.WHITE_WINS: "white",
                 K.DRAW_MOVE_CAP: "draw", K.DRAW_REPETITION: "draw"}
 
 
 class KernelGame:
     """A game on the kernel alone: bitboards, side, ply and the repetition history (the
-    reference's ``State.history`` rules: every position appended, a capture clears it)."""
+    ``State.history`` rules: every position appended, a capture clears it)."""
 
     def __init__(self, text: str) -> None:
         self.black, self.white, self.side, self.ply = K.position_of(State.from_text(text))
@@ -69,14 +74,14 @@ class KernelGame:
         raise AssertionError(f"{text} is not legal in the kernel")
 
     def play(self, move: int) -> None:
-        """Apply ``move`` and keep the history as the reference does."""
+        """Apply ``move`` and keep the history as ``State.apply`` does."""
         key = (int(self.black), int(self.white), self.side)
         self.black, self.white, captured = K.apply_move(self.black, self.white, self.side, move)
         self.history = [key] if captured else [*self.history, key]
         self.side, self.ply = 1 - self.side, self.ply + 1
 
     def text(self) -> str:
-        """Return the position text, written by the reference from the kernel's bitboards."""
+        """Return the position text, written by ``State`` from these bitboards."""
         return State(int(self.black), int(self.white), self.side, self.ply).to_text()
 
 
@@ -99,6 +104,17 @@ def test_start_vector_moves_perft_and_divide() -> None:
     for move in game.legal():
         b, w, _ = K.apply_move(game.black, game.white, game.side, move)
         assert K.perft(b, w, 1 - game.side, 1, 1) == vec["divide_2"][state.move_to_str(move)]
+
+
+def test_perft_stops_at_the_move_cap() -> None:
+    # spec 9: the ply advances with each action, so no sequence runs past ply 400
+    start = load_vector("loa", "start.json")
+    board = start["position"].rsplit(" ", 1)[0]
+    near = State.from_text(f"{board} 398")
+    assert [near.perft(d) for d in (1, 2, 3)] == [start["perft"]["1"], start["perft"]["2"], 0]
+    black, white, side, ply = K.position_of(near)
+    assert [K.perft(black, white, side, ply, d) for d in (2, 3)] == [start["perft"]["2"], 0]
+    assert State.from_text(f"{board} 10").perft(10**30) == 0  # no leaf, answered at once
 
 
 @pytest.mark.parametrize("case", load_vector("loa", "rules.json")["cases"], ids=lambda c: c["id"])
@@ -150,37 +166,29 @@ def test_notation_vector_pass_position_has_only_the_pass() -> None:
 # -- random and played positions ----------------------------------------------------------
 
 
-def reference_facts(state: State) -> dict:
-    """Return what the reference says of a position: legal moves in order, each move's
-    position after and whether it captured, the result and the evaluation's bits."""
-    code = (K.ONGOING if not state.is_terminal()
-            else K.BLACK_WINS if state.winner() == 0 else K.WHITE_WINS if state.winner() == 1
-            else K.DRAW_MOVE_CAP if state.draw_reason().startswith("move cap")
-            else K.DRAW_REPETITION)
-    moves = list(state.legal_moves())
+def facts(state: State) -> tuple:
+    """Return what the rules say of a position: its text, its outcome, each legal move in
+    order with the position after it and whether it captured, and the evaluation's bits."""
     enemy = state.bb[1 - state.side].bit_count()
     children = []
-    for m in moves:
+    for m in state.legal_moves():
         child = state.apply(m)
-        children.append((*child.bb, child.bb[1 - state.side].bit_count() < enemy))
-    return {"moves": moves, "children": children, "result": code,
-            "eval": float.hex(loa_eval(state))}
+        children.append((m, *child.bb, child.bb[1 - state.side].bit_count() < enemy))
+    return state.to_text(), state.outcome(), tuple(children), float.hex(loa_eval(state))
 
 
-def kernel_facts(state: State) -> dict:
-    """Return the same facts as :func:`reference_facts`, computed by the kernel."""
-    black, white, side, ply = K.position_of(state)
-    rows = K.history_of(state)
-    repeated = K.repetitions(rows, 0, len(rows), black, white, side) >= 2
-    out = np.empty(K.MAX_MOVES, dtype=np.int64)
-    moves = [int(m) for m in out[: K.legal_moves(black, white, side, ply, repeated, out)]]
-    children = []
-    for m in moves:
-        b, w, captured = K.apply_move(black, white, side, m)
-        children.append((int(b), int(w), bool(captured)))
-    return {"moves": moves, "children": children,
-            "result": K.judge(black, white, side, ply, repeated),
-            "eval": float.hex(float(K.evaluate(black, white, side)))}
+def fact_hash(state: State) -> str:
+    """Return the first 8 hex digits of the sha256 of :func:`facts` (the recorded form)."""
+    return hashlib.sha256(repr(facts(state)).encode()).hexdigest()[:8]
+
+
+def recorded_facts() -> tuple[str, list[str]]:
+    """Return the digest of 100,000 positions' fact hashes and the first 5,000 hashes that
+    the Python reference rules gave (tests/data/loa_facts.txt)."""
+    lines = [line for line in (DATA / "loa_facts.txt").read_text().splitlines()
+             if line and not line.startswith("#")]
+    digest = lines[0].split()[1]
+    return digest, lines[1:]
 
 
 def played_positions(n: int, seed: int) -> list[State]:
@@ -222,40 +230,84 @@ def random_positions(n: int, seed: int) -> list[State]:
 
 
 @pytest.fixture(scope="module")
-def positions() -> list[State]:
-    """Return the sampled positions: half played, half random."""
-    return played_positions(POSITIONS // 2, seed=1) + random_positions(POSITIONS // 2, seed=2)
+def halves() -> tuple[list[State], list[State]]:
+    """Return the sampled positions: the played ones and the random placements."""
+    return played_positions(POSITIONS // 2, seed=1), random_positions(POSITIONS // 2, seed=2)
 
 
-@pytest.fixture(scope="module")
-def expected(positions: list[State]) -> list[dict]:
-    """Return the reference's facts of every sampled position."""
-    return [reference_facts(s) for s in positions]
-
-
-def test_sample_covers_every_rule(positions: list[State], expected: list[dict]) -> None:
-    codes = {facts["result"] for facts in expected}
-    assert codes == {K.ONGOING, K.BLACK_WINS, K.WHITE_WINS, K.DRAW_MOVE_CAP, K.DRAW_REPETITION}
+def test_sample_covers_every_rule(halves: tuple[list[State], list[State]]) -> None:
+    positions = [*halves[0], *halves[1]]
+    outcomes = {s.outcome().split(":")[0] for s in positions}
+    assert outcomes == {"ongoing", "black wins", "white wins", "draw"}
+    reasons = {s.draw_reason() for s in positions} - {None}
+    assert reasons == {"move cap (400 plies)", "threefold repetition"}
     assert any(s.legal_moves() == [PASS] for s in positions)
     assert any(any(s.move_to_str(m)[2] == "x" for m in s.legal_moves() if m != PASS)
                for s in positions)
 
 
-def test_kernel_equals_the_reference_on_random_and_played_positions(
-        positions: list[State], expected: list[dict]) -> None:
-    bad = [s.to_text() for s, facts in zip(positions, expected, strict=True)
-           if kernel_facts(s) != facts]
-    assert not bad, f"{len(bad)} of {len(positions)} positions differ, first: {bad[:3]}"
+def test_rules_and_evaluation_equal_the_recorded_reference(
+        halves: tuple[list[State], list[State]]) -> None:
+    # the facts of every position, as the Python reference gave them before the kernel
+    # replaced it (the digest covers the full 100,000 positions)
+    digest, recorded = recorded_facts()
+    played, placed = halves
+    hashes = [fact_hash(s) for s in played] + [fact_hash(s) for s in placed]
+    k = min(len(played), len(recorded) // 2)
+    expected = recorded[:k] + recorded[len(recorded) // 2:][:k]
+    got = hashes[:k] + hashes[len(played):][:k]
+    bad = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
+    assert not bad, f"{len(bad)} of {len(got)} positions differ, first at sample index {bad[0]}"
+    if len(hashes) == 100_000:
+        assert hashlib.sha256("\n".join(hashes).encode()).hexdigest() == digest
 
 
 def test_the_comparison_sees_a_one_bit_evaluation_error() -> None:
     # why: the evaluation is compared bit for bit, so a kernel one ulp off must fail
     state = played_positions(30, seed=3)[-1]
-    facts = kernel_facts(state)
-    assert facts == reference_facts(state)
-    value = float.fromhex(facts["eval"])
-    assert {**facts, "eval": float.hex(np.nextafter(value, 1.0))} != reference_facts(state)
-    assert {**facts, "moves": facts["moves"][::-1]} != reference_facts(state)
+    text, outcome, children, value = facts(state)
+    nudged = float.hex(np.nextafter(float.fromhex(value), 1.0))
+    same = hashlib.sha256(repr((text, outcome, children, value)).encode()).hexdigest()[:8]
+    assert same == fact_hash(state)
+    for wrong in ((text, outcome, children, nudged), (text, outcome, children[::-1], value)):
+        assert hashlib.sha256(repr(wrong).encode()).hexdigest()[:8] != same
+
+
+def test_moves_come_in_generation_order(halves: tuple[list[State], list[State]]) -> None:
+    # the order the agents' random choices depend on: by origin, then line, then direction
+    for state in [*halves[0], *halves[1]]:
+        moves = state.legal_moves()
+        assert moves == sorted(moves, key=lambda m: (m >> 3, m & 3, m >> 2 & 1))
+
+
+def test_the_kernel_equals_the_batched_engine(halves: tuple[list[State], list[State]]) -> None:
+    # The torch engine, the other implementation of the rules, on every sampled position:
+    # the legal moves, the outcome, the observation, then every legal move's position after.
+    from boardzoo.envs.loa.actions import LoaActions
+    from boardzoo.envs.loa.batched import BatchedLoa
+
+    torch = pytest.importorskip("torch")
+    engine, actions = BatchedLoa(), LoaActions()
+    # the batched engine's domain: at most 12 pieces a colour, as in a game (its connection
+    # test stops after the 11 king steps that cross a group of 12)
+    states = [s for s in [*halves[0], *halves[1]] if max(bb.bit_count() for bb in s.bb) <= 12]
+    assert len(states) > len(halves[0])
+    for lo in range(0, len(states), 2048):
+        chunk = states[lo:lo + 2048]
+        batch = engine.from_states(chunk)
+        mask = engine.legal_mask(batch).numpy()
+        assert np.array_equal(mask, np.stack([actions.action_mask(s) for s in chunk]) == 1)
+        assert engine.returns(batch).tolist() == [list(s.returns()) for s in chunk]
+        assert batch.over.tolist() == [s.is_terminal() for s in chunk]
+        obs = np.stack([actions.observation(s, s.to_move) for s in chunk])
+        assert np.array_equal(engine.observation(batch).numpy(), obs)
+        game, action = np.nonzero(mask)
+        after = engine.step(batch.index(torch.as_tensor(game)), torch.as_tensor(action))
+        kids = [chunk[g].apply(int(a)) for g, a in zip(game, action, strict=True)]
+        signed = [[bb - (1 << 64) if bb >> 63 else bb for bb in s.bb] for s in kids]
+        assert torch.stack([after.black, after.white], 1).tolist() == signed
+        assert after.over.tolist() == [s.is_terminal() for s in kids]
+        assert engine.returns(after).tolist() == [list(s.returns()) for s in kids]
 
 
 # -- alpha-beta -----------------------------------------------------------------------------

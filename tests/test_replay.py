@@ -14,7 +14,7 @@ import pytest
 
 from boardzoo.agents.arena import GAMES_FILE, run_tournament
 from boardzoo.agents.gif import read_frames, shared_palette, to_palette
-from boardzoo.agents.replay import load_games, pick, replay
+from boardzoo.agents.replay import load_games, pick, replay, result_text
 from boardzoo.agents.viewer import page_data
 from boardzoo.cli import main
 from boardzoo.envs.aec import BoardGameEnv
@@ -129,6 +129,35 @@ def test_replay_prints_text_boards_and_lists_games(tmp_path, capsys):
     assert pick(load_games(out), None) == record
 
 
+def test_results_read_alike_from_tournament_and_training_records(tmp_path, capsys):
+    """A tournament record says ``1-0``, a training run's evaluation record ``black``: the
+    listing shows both from their scores, with how the game ended if not by the rules."""
+    moves = ["b1-b3"]
+    base = {"game": "loa", "moves": moves, "plies": 1}
+    tour = [{**base, "id": "a|b|0", "players": ["a", "b"], "scores": [1.0, 0.0],
+             "result": "1-0", "termination": "rules"},
+            {**base, "id": "a|b|1", "players": ["b", "a"], "scores": [0.5, 0.5],
+             "result": "1/2-1/2", "termination": "max_plies"},
+            {**base, "id": "a|b|2", "players": ["a", "b"], "scores": [1.0, 0.0],
+             "result": "1-0", "termination": "timeout",
+             "forfeit": {"player": 1, "reason": "timeout", "detail": ""}}]
+    evals = [{**base, "id": "it1:net@1|random|1", "players": ["net@1", "random"],
+              "scores": [0.0, 1.0], "winner": 1, "terminated": True, "forfeit": None,
+              "result": "white"},
+             {**base, "id": "it1:random|net@1|2", "players": ["random", "net@1"],
+              "scores": [0.5, 0.5], "winner": None, "terminated": False, "forfeit": None,
+              "result": "unfinished (max moves)"}]
+    assert [result_text(r) for r in tour] == ["1-0", "1/2-1/2 (max plies)",
+                                              "1-0 (forfeit: timeout)"]
+    assert [result_text(r) for r in evals] == ["0-1", "1/2-1/2 (max plies)"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "eval_games.jsonl").write_text("".join(json.dumps(r) + "\n" for r in evals))
+    assert main(["replay", str(run), "--list"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [row[3] for row in rows] == ["0-1", "1/2-1/2 (max plies)"]
+
+
 def bad_games(tmp_path: Path) -> dict[str, list[str]]:
     """Return argument lists that must each fail as one error line."""
     out = tournament(tmp_path, "loa")
@@ -183,7 +212,9 @@ def test_docs_gif_is_made_by_the_commands_its_page_shows(tmp_path, game):
     assert f"(images/{game}_replay.gif)" in page
     section = page.split("## A recorded game", 1)[1].split("```")[1]
     commands = [line for line in section.splitlines() if line.startswith("boardzoo ")]
-    assert len(commands) == 2 and f"--gif docs/images/{game}_replay.gif" in commands[1]
+    # the demo writes to /tmp (not into the tracked docs/images/, which a reader may not have)
+    assert len(commands) == 2 and f"--gif /tmp/{game}_replay.gif" in commands[1]
+    assert f"`docs/images/{game}_replay.gif`" in page
     for command in commands:
         argv = shlex.split(command.replace("/tmp/", f"{tmp_path}/"))[1:]
         argv = [str(tmp_path / "made.gif") if a.endswith(".gif") else a for a in argv]

@@ -87,6 +87,35 @@ def test_teacher_positions_have_legal_policies_and_their_value_targets(value):
     assert len(sparse) == 10 and sparse.games > data.games
 
 
+def test_loa_search_values_come_from_the_compiled_search_and_equal_the_python_one(monkeypatch):
+    # LOA's teacher values come from the compiled alpha-beta; replaying the same positions
+    # through one Python search (agents/alphabeta.py, its table kept as the teacher's is)
+    # gives the same values, bit for bit
+    import math
+
+    from boardzoo.agents.alphabeta import AlphaBetaAgent, searcher
+    from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
+    from boardzoo.envs.core.registry import get_spec
+    from boardzoo.training import distill as distill_module
+
+    built: list[AlphaBetaAgent] = []
+
+    def recording(*args: object, **kwargs: object) -> AlphaBetaAgent:
+        built.append(searcher(*args, **kwargs))  # type: ignore[arg-type]
+        return built[-1]
+
+    monkeypatch.setattr(distill_module, "alphabeta_searcher", recording)
+    cfg = load_config(TINY, ["selfplay.max_moves=12"])
+    data = teacher_positions(cfg, 12, seed=5, value_target="search", search_depth=2)
+    assert len(built) == 1 and isinstance(built[0], CompiledLoaAlphaBeta)
+    assert len(set(data.values)) > 3
+    python = AlphaBetaAgent("loa", depth=2, seed=5)
+    game, scale = action_game("loa"), get_spec("loa").eval_scale
+    for state, value in zip(data.states, data.values, strict=True):
+        v = python.search_value(game.game_state(state))
+        assert value == math.tanh(max(-WIN_SCORE, min(WIN_SCORE, v)) / scale)
+
+
 def test_distilled_model_round_trips_through_init_from_and_the_checkpoint_agent(tmp_path):
     cfg = load_config(TINY, ULTIMA)
     data = teacher_positions(cfg, 12, seed=4)

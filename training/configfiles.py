@@ -88,10 +88,15 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.action == "list":
         import yaml
 
+        rows = []
         for name in shipped_names():
             path = configs_dir() / f"{name}.yaml"
             game = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("game", "?")
-            print(f"{name:<10} {game:<10} {path}")
+            rows.append((name, str(game), path))
+        # columns as wide as their longest entry (``whistling_long`` is longer than 10)
+        width = [max((len(row[i]) for row in rows), default=0) for i in (0, 1)]
+        for name, game, path in rows:
+            print(f"{name:<{width[0]}}  {game:<{width[1]}}  {path}")
     elif args.action == "show":
         sys.stdout.write(shipped_config(args.name).read_text(encoding="utf-8"))
     else:

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.agents.alphabeta import AlphaBetaAgent
+from boardzoo.agents.alphabeta import searcher as alphabeta_searcher
 from boardzoo.agents.evaluation import get_evaluator
 from boardzoo.envs.core.registry import action_game, get_spec
 
@@ -130,7 +130,7 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
     game = action_game(cfg.game)
     evaluate = get_evaluator(cfg.game)
     scale = get_spec(cfg.game).eval_scale
-    searcher = AlphaBetaAgent(cfg.game, depth=search_depth, seed=seed)
+    searcher = alphabeta_searcher(cfg.game, depth=search_depth, seed=seed)  # compiled: LOA, Ultima
     own = NetEvaluator(policy_net, game) if policy_net is not None else None
     data = TeacherData()
     while len(data) < positions:

@@ -25,6 +25,8 @@ def as_action(action: object) -> int:
     """Return ``action`` as an ``int`` if it is an integer: a Python int, a NumPy integer or
     a 0-d NumPy integer array (a policy's output); MoveError otherwise, bools included (why:
     ``int(8.9)``, ``int("8")`` and ``int(True)`` would quietly play some other action)."""
+    if type(action) is int:  # the common case, first (a bool's type is bool)
+        return action
     if isinstance(action, np.ndarray) and action.ndim == 0:
         action = action[()]
     if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
@@ -122,6 +124,12 @@ class MoveActions(ActionGame):
         mask = np.zeros(self.num_actions, dtype=np.int8)
         mask[state.legal_moves()] = 1  # empty once the game is over
         return mask
+
+    def is_terminal(self, state: GameState) -> bool:
+        return state.is_terminal()
+
+    def returns(self, state: GameState) -> tuple[float, float]:
+        return state.returns()
 
     def move_of(self, state: GameState, action: int) -> int:
         """Return the legal move of ``action``; MoveError if the action is not legal."""

@@ -21,15 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.actions import MoveActions
+from ..core.game import MoveError
+from .kernel import mark_legal, planes
 from .rules import MOVE_CAP, PASS, State
 
 NUM_PLANES = 5
-
-
-def bitboard_planes(*boards: int) -> np.ndarray:
-    """Return a (len(boards), 8, 8) uint8 array with 1 on the squares of each bitboard."""
-    raw = np.frombuffer(b"".join(bb.to_bytes(8, "little") for bb in boards), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little").reshape(len(boards), 8, 8)
 
 
 def move_cells(state: State, action: int) -> tuple[int, int]:
@@ -46,10 +42,19 @@ class LoaActions(MoveActions):
     num_actions = 513
     observation_shape = (8, 8, NUM_PLANES)
 
+    def action_mask(self, state: State) -> np.ndarray:
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        if not state.is_terminal():  # none once the game is over
+            mark_legal(state.bb[0], state.bb[1], state.side, mask)
+        return mask
+
+    def move_of(self, state: State, action: int) -> int:
+        if not state.is_legal(action):
+            raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
+        return action
+
     def observation(self, state: State, player: int) -> np.ndarray:
         obs = np.empty(self.observation_shape, dtype=np.float32)
-        obs[:, :, :2] = bitboard_planes(state.bb[player], state.bb[1 - player]).transpose(1, 2, 0)
-        obs[:, :, 2] = 1.0 if player == 0 else 0.0
-        obs[:, :, 3] = min(state.ply, MOVE_CAP) / MOVE_CAP
-        obs[:, :, 4] = 1.0
+        bb = state.bb
+        planes(bb[player], bb[1 - player], player == 0, min(state.ply, MOVE_CAP), obs)
         return obs

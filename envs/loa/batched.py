@@ -1,6 +1,6 @@
 """Lines of Action as a batched torch engine: thousands of games stepped at once.
 
-Each game is two int64 bitboards (bit ``i`` = square ``i``, as in ``rules.py``);
+Each game is two int64 bitboards (bit ``i`` = square ``i``, as in ``kernel.py``);
 every rule works on whole batches of bitboards, never on one game at a time:
 
 - **Legal moves** are found per (direction, distance) for all origins at once.
@@ -20,8 +20,10 @@ every rule works on whole batches of bitboards, never on one game at a time:
   A 32-bit key per entry finds the few candidate games cheaply; only those are
   compared board by board.
 
-The rules are ``rules.State``'s exactly (spec sections 3-6), checked position by
-position against it in ``tests/test_batched_loa.py`` and ``bench/batched_diff.py``.
+The rules are the compiled kernel's (:mod:`.kernel`, through ``rules.State``) exactly (spec
+sections 3-6) for positions of at most 12 pieces a colour (a game's), checked position by
+position against it in ``tests/test_batched_loa.py``, ``tests/test_loa_kernel.py`` and
+``bench/batched_diff.py``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,13 @@ from ..core.batched import BatchedGame, BatchState
 from ..core.board8 import DIRECTIONS, RAYS
 from ..core.game import BoardzooError
 from .actions import LoaActions
-from .rules import LINE, MOVE_CAP, PASS, TARGET, State
+from .kernel import LINE as _LINE
+from .kernel import TARGET as _TARGET
+from .rules import MOVE_CAP, PASS, State
+
+# the kernel's tables as Python ints: [sq][d % 4] line masks, [sq][d][n] targets (-1: off)
+LINE: list[list[int]] = _LINE.tolist()
+TARGET: list[list[list[int]]] = _TARGET.tolist()
 
 N_DIST = 7  # a move goes 1..7 squares (a full line of 8 always leaves the board)
 GROW_STEPS = 11  # king steps from one piece of a connected 12-piece group to the farthest

@@ -1,34 +1,49 @@
-"""Lines of Action rules compiled with numba: :mod:`.rules` written for speed.
+"""The Lines of Action rules (spec: shared/rules/loa.md), compiled with numba.
 
-The same bitboards as the reference engine (``black``, ``white``: bit ``8 * rank + file``,
-here ``numpy.uint64``), the same move numbers (``8 * origin + direction``, :data:`PASS` =
-512) and the same tables, as numpy arrays. :mod:`.rules` stays the readable reference;
-tests/test_loa_kernel.py checks that this module agrees with it move for move, result for
-result and evaluation for evaluation (bit for bit). Every function is ``@njit(cache=True)``:
-the public ones carry their signature, so importing this module compiles them once in a fresh
-environment (a few seconds, docs/compiled.md) and later imports load the machine code from
-numba's cache. Bitboards may be passed as Python ints or ``numpy.uint64`` (a signature
-converts either; numba would otherwise type a Python int below 2**63 as int64); move buffers
-are C-contiguous int64 arrays of :data:`MAX_MOVES`.
+This module is LOA's rules engine for the CPU: :class:`.rules.State` (the position that the
+env, the agents, the CLI and self-play hold), the observation planes of :mod:`.actions`, the
+evaluation of :mod:`.evaluation` and the compiled alpha-beta (agents/alphabeta_loa.py) all
+call it. The torch batched engine (:mod:`.batched`) is the other engine, for GPUs; the two are
+checked against each other and the shared vectors (tests/test_loa_kernel.py).
+
+Positions are two 64-bit bitboards, ``black`` and ``white`` (bit ``8 * rank + file``, a1 = 0,
+h8 = 63; here ``numpy.uint64``), the side to move (:data:`BLACK` or :data:`WHITE`) and the
+ply. A move is an ``int``: ``8 * origin + direction`` (directions 0..7 = N, NE, E, SE, S, SW,
+W, NW), or :data:`PASS` (512). That is also the env's action number, so encoding a move for
+the env costs nothing. The distance of a move is the number of pieces on its whole line, so the
+destination is a table lookup once the line count is known (``popcount`` of a precomputed line
+mask).
 
 Repetition (spec 6.3) needs the earlier positions: :func:`repetitions` counts them in a
-``(n, 3)`` uint64 array of (black, white, side) rows (the reference keeps them as
-``State.history``, which a capture clears); :func:`judge` takes the answer as ``repeated``.
+``(n, 3)`` uint64 array of (black, white, side) rows (``State.history`` keeps them as tuples,
+and a capture clears them); :func:`judge` takes the answer as ``repeated``.
+
+Every function is ``@njit(cache=True)``: the public ones carry their signature, so importing
+this module compiles them once in a fresh environment (a few seconds, docs/compiled.md) and
+later imports load the machine code from numba's cache. Nothing imports this module before a
+LOA position is made, so the other games never load numba. Bitboards may be passed as Python
+ints or ``numpy.uint64`` (a signature converts either; numba would otherwise type a Python int
+below 2**63 as int64); move buffers are C-contiguous int64 arrays of :data:`MAX_MOVES`.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from . import evaluation as _evaluation
-from . import rules as _rules
+from ..core.bits import mask_of
+from ..core.board8 import RAYS
 
-BLACK, WHITE = _rules.BLACK, _rules.WHITE
-PASS = _rules.PASS
-MOVE_CAP = _rules.MOVE_CAP  # plies; spec 6.2
+if TYPE_CHECKING:
+    from .rules import State
+
+BLACK, WHITE = 0, 1
+PASS = 512
+MOVE_CAP = 400  # plies; spec 6.2
 #: Room for every move of one position: at most 8 per piece (one per direction) or the pass.
 MAX_MOVES = 8 * 64
 
@@ -42,21 +57,20 @@ ONE = np.uint64(1)
 ZERO = np.uint64(0)
 EIGHT = np.uint64(8)
 
+# -- tables (spec 1 and 3) -----------------------------------------------------------------
+
 # LINE[sq, d % 4]: every square of the whole line through sq in direction d, sq included.
-LINE = np.array(_rules.LINE, dtype=np.uint64)
+LINE = np.array([[mask_of(RAYS[s][d]) | mask_of(RAYS[s][d + 4]) | (1 << s) for d in range(4)]
+                 for s in range(64)], dtype=np.uint64)
 # TARGET[sq, d, n]: square n steps from sq in direction d, or -1 off the board.
-TARGET = np.array(_rules.TARGET, dtype=np.int64)
+TARGET = np.array([[[RAYS[s][d][n - 1] if 0 < n <= len(RAYS[s][d]) else -1 for n in range(9)]
+                    for d in range(8)] for s in range(64)], dtype=np.int64)
 # BETWEEN[sq, d, n]: the n-1 squares strictly between sq and its target n steps away.
-BETWEEN = np.array(_rules.BETWEEN, dtype=np.uint64)
+BETWEEN = np.array([[[mask_of(RAYS[s][d][: max(n - 1, 0)]) for n in range(9)]
+                     for d in range(8)] for s in range(64)], dtype=np.uint64)
 
-_NOT_A = np.uint64(_rules._NOT_A)
-_NOT_H = np.uint64(_rules._NOT_H)
-
-# Evaluation (envs/loa/evaluation.py): the same weights and packed-spread table.
-W_GROUPS = _evaluation.W_GROUPS
-W_SPREAD = _evaluation.W_SPREAD
-MIN_SPREAD = np.array(_evaluation.MIN_SPREAD, dtype=np.int64)
-_SPREAD_TOP = len(_evaluation.MIN_SPREAD) - 1
+_NOT_A = np.uint64(((1 << 64) - 1) & ~mask_of(range(0, 64, 8)))  # every square but file a
+_NOT_H = np.uint64(((1 << 64) - 1) & ~mask_of(range(7, 64, 8)))  # every square but file h
 
 
 @intrinsic
@@ -91,9 +105,12 @@ def bit(square: int) -> np.uint64:
     return ONE << np.uint64(square)
 
 
+# -- connection (spec 5) ---------------------------------------------------------------------
+
+
 @njit(cache=True)
 def _grow(x: np.uint64) -> np.uint64:
-    """Return x plus its 8-neighbourhood, as a bitboard."""
+    """Return x plus its 8-neighbourhood (the squares adjacent to a piece), as a bitboard."""
     xa, xh = x & _NOT_H, x & _NOT_A  # pieces that may step east / west
     row = x | (xa << ONE) | (xh >> ONE)
     return row | (row << EIGHT) | (row >> EIGHT)  # uint64 shifts drop what leaves the board
@@ -101,10 +118,11 @@ def _grow(x: np.uint64) -> np.uint64:
 
 @njit("boolean(uint64)", cache=True)
 def is_connected(pieces: np.uint64) -> bool:
-    """Return True when all pieces of a bitboard form one 8-connected group."""
+    """Return True when all pieces of a bitboard form one 8-connected group (a single piece
+    is connected; no piece is not)."""
     if pieces == ZERO:
         return False
-    group = pieces & (~pieces + ONE)
+    group = pieces & (~pieces + ONE)  # flood fill from the lowest piece
     while True:
         grown = _grow(group) & pieces
         if grown == group:
@@ -112,9 +130,13 @@ def is_connected(pieces: np.uint64) -> bool:
         group = grown
 
 
+# -- moves (spec 3 and 4) --------------------------------------------------------------------
+
+
 @njit("int64(uint64, uint64, int64)", cache=True)
 def destination(black: np.uint64, white: np.uint64, move: int) -> int:
-    """Return the destination square of a (non-pass) move in this position."""
+    """Return the destination square of a (non-pass) move in this position: as many squares
+    along its direction as the whole line holds pieces of both colours (spec 3.1)."""
     origin, d = move >> 3, move & 7
     n = popcount(LINE[origin, d & 3] & (black | white))
     return TARGET[origin, d, n]
@@ -122,7 +144,8 @@ def destination(black: np.uint64, white: np.uint64, move: int) -> int:
 
 @njit("int64(uint64, uint64, int64[::1])", cache=True)
 def generate(own: np.uint64, enemy: np.uint64, out: np.ndarray) -> int:
-    """Write the moves of ``own`` into ``out`` in the reference's order; return their count."""
+    """Write the moves of ``own`` into ``out`` (by origin square, then line N-S, NE-SW, E-W,
+    SE-NW, each line's two directions in that order); return their count."""
     occ = own | enemy
     count = 0
     pieces = own
@@ -130,15 +153,41 @@ def generate(own: np.uint64, enemy: np.uint64, out: np.ndarray) -> int:
         s = lowest_square(pieces)
         pieces &= pieces - ONE
         for o in range(4):
-            n = popcount(LINE[s, o] & occ)
+            n = popcount(LINE[s, o] & occ)  # both directions along a line go n squares
             for d in (o, o + 4):
                 t = TARGET[s, d, n]
-                # legal: on the board, no own piece on the destination, no enemy piece jumped
+                # legal: on the board (3.2), no enemy piece jumped (3.3), no own piece on the
+                # destination (3.4)
                 if t >= 0 and (own >> np.uint64(t)) & ONE == ZERO \
                         and enemy & BETWEEN[s, d, n] == ZERO:
                     out[count] = 8 * s + d
                     count += 1
     return count
+
+
+@njit("Tuple((uint64, uint64, boolean))(uint64, uint64, int64, int64)", cache=True)
+def apply_move(black: np.uint64, white: np.uint64, side: int,
+               move: int) -> tuple[np.uint64, np.uint64, bool]:
+    """Return (black, white, captured) after ``move`` by ``side`` (the side to move): the piece
+    goes to its destination and an enemy piece there is removed for good (spec 3.4); a pass
+    changes nothing (spec 4)."""
+    if move == PASS:
+        return black, white, False
+    origin = move >> 3
+    t = bit(destination(black, white, move))
+    step = bit(origin) | t
+    if side == BLACK:
+        captured = white & t != ZERO
+        black ^= step
+        white &= ~t
+    else:
+        captured = black & t != ZERO
+        white ^= step
+        black &= ~t
+    return black, white, captured
+
+
+# -- the end of the game (spec 6) ------------------------------------------------------------
 
 
 @njit("int64(uint64[:, ::1], int64, int64, uint64, uint64, int64)", cache=True)
@@ -161,24 +210,22 @@ def judge(black: np.uint64, white: np.uint64, side: int, ply: int, repeated: boo
         own, other = black, white
     else:
         own, other = white, black
-    if is_connected(other):  # the mover: the side not to move
+    # 6.1: the mover (the side not to move) wins a connection, a simultaneous one too
+    if is_connected(other):
         return WHITE_WINS if side == BLACK else BLACK_WINS
     if is_connected(own):
         return BLACK_WINS if side == BLACK else WHITE_WINS
-    if ply >= MOVE_CAP:
+    if ply >= MOVE_CAP:  # 6.2: after the connection test, so a win on the 400th ply stands
         return DRAW_MOVE_CAP
-    if repeated:
+    if repeated:  # 6.3
         return DRAW_REPETITION
     return ONGOING
 
 
-@njit("int64(uint64, uint64, int64, int64, boolean, int64[::1])", cache=True)
-def legal_moves(black: np.uint64, white: np.uint64, side: int, ply: int, repeated: bool,
-                out: np.ndarray) -> int:
-    """Write the legal actions into ``out`` (none when the game is over, the pass when
-    nothing else is legal, spec 4); return their count."""
-    if judge(black, white, side, ply, repeated) != ONGOING:
-        return 0
+@njit("int64(uint64, uint64, int64, int64[::1])", cache=True)
+def moves_of(black: np.uint64, white: np.uint64, side: int, out: np.ndarray) -> int:
+    """Write the legal actions of an unfinished game into ``out``: the moves of the side to
+    move, or the pass when it has none (spec 4); return their count."""
     if side == BLACK:
         count = generate(black, white, out)
     else:
@@ -189,24 +236,33 @@ def legal_moves(black: np.uint64, white: np.uint64, side: int, ply: int, repeate
     return count
 
 
-@njit("Tuple((uint64, uint64, boolean))(uint64, uint64, int64, int64)", cache=True)
-def apply_move(black: np.uint64, white: np.uint64, side: int,
-               move: int) -> tuple[np.uint64, np.uint64, bool]:
-    """Return (black, white, captured) after ``move`` by ``side`` (the side to move)."""
-    if move == PASS:
-        return black, white, False
-    origin = move >> 3
-    t = bit(destination(black, white, move))
-    step = bit(origin) | t
-    if side == BLACK:
-        captured = white & t != ZERO
-        black ^= step
-        white &= ~t
-    else:
-        captured = black & t != ZERO
-        white ^= step
-        black &= ~t
-    return black, white, captured
+@njit("int64(uint64, uint64, int64, int64, boolean, int64[::1])", cache=True)
+def legal_moves(black: np.uint64, white: np.uint64, side: int, ply: int, repeated: bool,
+                out: np.ndarray) -> int:
+    """Write the legal actions into ``out`` (none when the game is over, spec 6.5); return
+    their count."""
+    if judge(black, white, side, ply, repeated) != ONGOING:
+        return 0
+    return moves_of(black, white, side, out)
+
+
+@njit("void(uint64, uint64, int64, int8[::1])", cache=True)
+def mark_legal(black: np.uint64, white: np.uint64, side: int, mask: np.ndarray) -> None:
+    """Set ``mask[action] = 1`` for every legal action of an unfinished game (the env's
+    action mask)."""
+    buf = np.empty(MAX_MOVES, dtype=np.int64)
+    for i in range(moves_of(black, white, side, buf)):
+        mask[buf[i]] = 1
+
+
+@njit("boolean(uint64, uint64, int64, int64)", cache=True)
+def is_legal(black: np.uint64, white: np.uint64, side: int, move: int) -> bool:
+    """Return whether ``move`` is a legal action of an unfinished game."""
+    buf = np.empty(MAX_MOVES, dtype=np.int64)
+    for i in range(moves_of(black, white, side, buf)):
+        if buf[i] == move:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -231,7 +287,36 @@ def perft(black: np.uint64, white: np.uint64, side: int, ply: int, depth: int) -
     return _perft(black, white, side, ply, depth, moves)
 
 
-# -- evaluation (envs/loa/evaluation.py) -----------------------------------------------
+# -- observation planes (envs/loa/actions.py) ----------------------------------------------
+
+
+@njit("void(uint64, uint64, boolean, int64, float32[:, :, ::1])", cache=True)
+def planes(own: np.uint64, other: np.uint64, black: bool, ply: int, out: np.ndarray) -> None:
+    """Fill the (8, 8, 5) observation of :mod:`.actions`: own pieces, the opponent's, 1 if the
+    observer plays Black, ply / 400 (capped) and a plane of ones."""
+    colour = 1.0 if black else 0.0
+    progress = min(ply, MOVE_CAP) / MOVE_CAP  # float64, then rounded to float32 once
+    for s in range(64):
+        r, f = s >> 3, s & 7
+        out[r, f, 0] = (own >> np.uint64(s)) & ONE
+        out[r, f, 1] = (other >> np.uint64(s)) & ONE
+        out[r, f, 2] = colour
+        out[r, f, 3] = progress
+        out[r, f, 4] = 1.0
+
+
+# -- evaluation (envs/loa/evaluation.py) -----------------------------------------------------
+
+# Least possible sum of king-distances to the centre of n packed pieces: 0, 1 x8, 2 x16, ...
+_RING = [0] + [1] * 8 + [2] * 16
+MIN_SPREAD = np.array([sum(_RING[:n]) for n in range(len(_RING) + 1)], dtype=np.int64)
+_SPREAD_TOP = len(_RING)
+
+# Weights, in "one extra group" units (why: a player wins by getting down to one group).
+# Tuned by self-play at depths 1 and 2: spread 4 beat spread 1 (plus 0.25 x centre-of-mass
+# off-centre distance) 72% and 77%; the centre term itself measured no gain and was dropped.
+W_GROUPS = 1.0
+W_SPREAD = 4.0
 
 
 @njit("int64(uint64)", cache=True)
@@ -273,10 +358,9 @@ def side_score(pieces: np.uint64) -> float:
         rest &= rest - ONE
         sum_r += s >> 3
         sum_f += s & 7
-    # Spread: total king-distance to the (rounded) centre of mass beyond the packed minimum.
-    # The reference rounds the float mean; for these small sums that is exactly the integer
-    # ties-to-even rounding below (a tie is exactly representable, and no other mean lies
-    # within rounding error of one).
+    # Spread: total king-distance to the centre of mass, rounded to a square (Python's
+    # round() of the mean, ties to even, as the evaluation was tuned with; for these small
+    # sums that is exactly the integer rounding below), beyond the packed minimum.
     r0 = _round_half_even(sum_r, n)
     f0 = _round_half_even(sum_f, n)
     spread = 0
@@ -300,13 +384,13 @@ def evaluate(black: np.uint64, white: np.uint64, side: int) -> float:
 # -- glue for Python callers ---------------------------------------------------------------
 
 
-def position_of(state: _rules.State) -> tuple[np.uint64, np.uint64, int, int]:
-    """Return (black, white, side, ply) of a reference state, typed for the kernel."""
+def position_of(state: State) -> tuple[np.uint64, np.uint64, int, int]:
+    """Return (black, white, side, ply) of a state, typed for the kernel."""
     black, white = state.bb
     return np.uint64(black), np.uint64(white), state.side, state.ply
 
 
-def history_of(state: _rules.State, spare: int = 0) -> np.ndarray:
+def history_of(state: State, spare: int = 0) -> np.ndarray:
     """Return the state's repetition history as uint64 rows (black, white, side), followed by
     ``spare`` zero rows for a search to append to."""
     rows = np.zeros((len(state.history) + spare, 3), dtype=np.uint64)

@@ -1,84 +1,46 @@
-"""Lines of Action rules engine (spec: shared/rules/loa.md), on 64-bit bitboards.
+"""Lines of Action positions (spec: shared/rules/loa.md) over the compiled rules of :mod:`.kernel`.
 
-A move is an ``int``: ``8 * origin + direction`` (directions 0..7 = N, NE, E,
-SE, S, SW, W, NW), or :data:`PASS` (512). That is also the env's action
-number, so encoding a move for the env costs nothing. The distance of a move
-is the number of pieces on its whole line, so the destination is a table
-lookup once the line count is known (``popcount`` of a precomputed line mask).
+:class:`State` is the :class:`~boardzoo.envs.core.game.GameState` that the env, the agents,
+the CLI and self-play hold: two bitboards (Python ints), the side to move, the ply and the
+repetition history, with position text and move notation. The rules themselves (which moves
+are legal, where a move lands and what it captures, connection, the move cap, repetition,
+perft) are the kernel's; this module asks it and keeps the answers.
+
+A move is an ``int``: ``8 * origin + direction`` (directions 0..7 = N, NE, E, SE, S, SW, W,
+NW), or :data:`PASS` (512). That is also the env's action number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 
+import numpy as np
+
 from ..core.bits import mask_of
-from ..core.board8 import RAYS, diagram, parse_placement, placement_text
-from ..core.game import GameState, PositionError, echo
+from ..core.board8 import diagram, parse_placement, placement_text
+from ..core.game import GameState, MoveError, PositionError, echo
+from . import kernel
+from .kernel import (
+    BLACK,
+    DRAW_MOVE_CAP,
+    DRAW_REPETITION,
+    MAX_MOVES,
+    MOVE_CAP,
+    ONGOING,
+    PASS,
+    WHITE,
+    is_connected,
+)
 from .notation import move_to_str, parse_move
 
-BLACK, WHITE = 0, 1
-PASS = 512
-MOVE_CAP = 400  # plies; spec 6.2
+__all__ = ["BLACK", "MOVE_CAP", "PASS", "START_TEXT", "WHITE", "State", "is_connected"]
+
 START_TEXT = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0"
-FULL = (1 << 64) - 1
-
-
-# LINE[sq][d % 4]: every square of the whole line through sq in direction d, sq included.
-LINE: tuple[tuple[int, ...], ...] = tuple(
-    tuple(mask_of(RAYS[s][d]) | mask_of(RAYS[s][d + 4]) | (1 << s) for d in range(4))
-    for s in range(64)
-)
-# TARGET[sq][d][n]: square n steps from sq in direction d, or -1 off the board.
-TARGET: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(tuple(RAYS[s][d][n - 1] if 0 < n <= len(RAYS[s][d]) else -1 for n in range(9))
-          for d in range(8))
-    for s in range(64)
-)
-# BETWEEN[sq][d][n]: the n-1 squares strictly between sq and its target n steps away.
-BETWEEN: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(tuple(mask_of(RAYS[s][d][: max(n - 1, 0)]) for n in range(9)) for d in range(8))
-    for s in range(64)
-)
-
-# CANDIDATES[sq][line][n]: (destination bit, squares-between mask, move) for the one or two
-# directions along ``line`` whose n-step destination is on the board. Move generation is
-# then one popcount per line plus one mask test per candidate.
-CANDIDATES: tuple[tuple[tuple[tuple[tuple[int, int, int], ...], ...], ...], ...] = tuple(
-    tuple(
-        tuple(
-            tuple((1 << TARGET[s][d][n], BETWEEN[s][d][n], 8 * s + d)
-                  for d in (o, o + 4) if TARGET[s][d][n] >= 0)
-            for n in range(9)
-        )
-        for o in range(4)
-    )
-    for s in range(64)
-)
-
-# PIECE_LINES[sq]: (line mask, CANDIDATES by line count) for the 4 lines through sq.
-PIECE_LINES = tuple(tuple((LINE[s][o], CANDIDATES[s][o]) for o in range(4)) for s in range(64))
-
-_NOT_A = FULL & ~mask_of(range(0, 64, 8))
-_NOT_H = FULL & ~mask_of(range(7, 64, 8))
-
-
-def _grow(x: int) -> int:
-    """Return x plus its 8-neighbourhood, as a bitboard."""
-    xa, xh = x & _NOT_H, x & _NOT_A  # pieces that may step east / west
-    row = x | (xa << 1) | (xh >> 1)
-    return (row | (row << 8) | (row >> 8)) & FULL
-
-
-def is_connected(pieces: int) -> bool:
-    """Return True when all pieces of a bitboard form one 8-connected group."""
-    if pieces == 0:
-        return False
-    group = pieces & -pieces
-    while True:
-        grown = _grow(group) & pieces
-        if grown == group:
-            return group == pieces
-        group = grown
+# result code -> winner (None: the game goes on, or a draw)
+_WINNER = (None, BLACK, WHITE, None, None)
+_judge, _legal_moves, _apply_move = kernel.judge, kernel.legal_moves, kernel.apply_move
+_destination, _is_legal = kernel.destination, kernel.is_legal
+_empty, _int64 = np.empty, np.int64
 
 
 class State(GameState):
@@ -86,7 +48,7 @@ class State(GameState):
 
     name = "loa"
     player_names = ("black", "white")
-    __slots__ = ("bb", "side", "_ply", "history", "_moves", "_over")
+    __slots__ = ("bb", "side", "_ply", "history", "_moves", "_result")
 
     def __init__(self, black: int, white: int, side: int = BLACK, ply: int = 0,
                  history: tuple[Hashable, ...] = ()) -> None:
@@ -96,7 +58,11 @@ class State(GameState):
         self._ply = ply
         self.history = history
         self._moves: list[int] | None = None
-        self._over = self._judge()
+        # this is the third time when the history holds the position twice (spec 6.3)
+        repeated = bool(history) and history.count((black, white, side)) >= 2
+        # the kernel reads the ply only against the move cap: a larger one is that cap
+        self._result: int = _judge(black, white, side, ply if ply < MOVE_CAP else MOVE_CAP,
+                                   repeated)
 
     # -- construction and text ------------------------------------------------------
     @classmethod
@@ -149,78 +115,50 @@ class State(GameState):
 
     def destination(self, move: int) -> int:
         """Return the destination square of a (non-pass) move in this position."""
-        origin, d = move >> 3, move & 7
-        black, white = self.bb
-        n = (LINE[origin][d & 3] & (black | white)).bit_count()
-        return TARGET[origin][d][n]
+        if not 0 <= move < PASS:  # why: the kernel reads its tables unchecked
+            raise MoveError(f"{echo(move)} is not a move with a destination")
+        return _destination(self.bb[0], self.bb[1], move)
 
     def legal_moves(self) -> list[int]:
         if self._moves is None:
-            self._moves = [] if self._over[0] else (self._generate() or [PASS])
+            if self._result != ONGOING:
+                self._moves = []  # a finished game has no legal actions (spec 6.5)
+            else:
+                out = _empty(MAX_MOVES, _int64)
+                n = _legal_moves(self.bb[0], self.bb[1], self.side, self._ply, False, out)
+                self._moves = out[:n].tolist()
         return self._moves
 
-    def _generate(self) -> list[int]:
-        own, enemy = self.bb[self.side], self.bb[1 - self.side]
-        occ = own | enemy
-        moves: list[int] = []
-        append = moves.append
-        pieces = own
-        while pieces:
-            low = pieces & -pieces
-            pieces ^= low
-            for line, candidates in PIECE_LINES[low.bit_length() - 1]:
-                for target_bit, between, move in candidates[(line & occ).bit_count()]:
-                    # legal: no own piece on the destination, no enemy piece jumped
-                    if not (own & target_bit) | (enemy & between):
-                        append(move)
-        return moves
+    def is_legal(self, move: int) -> bool:
+        """Return whether ``move`` (an int) is a legal move here."""
+        if self._moves is not None:
+            return move in self._moves
+        if self._result != ONGOING or not 0 <= move <= PASS:
+            return False
+        return _is_legal(self.bb[0], self.bb[1], self.side, move)
 
     def apply(self, move: int, track_history: bool = True) -> State:
         """Return the position after ``move``; ``track_history=False`` skips repetition data."""
-        black, white = self.bb
-        history = self.history
-        if move != PASS:
-            origin = move >> 3
-            t = self.destination(move)
-            step = (1 << origin) | (1 << t)
-            if self.side == BLACK:
-                captured = white >> t & 1
-                black ^= step
-                white &= ~(1 << t)
-            else:
-                captured = black >> t & 1
-                white ^= step
-                black &= ~(1 << t)
-            if captured:  # a capture can never be undone: earlier positions cannot recur
-                history = ()
-        if track_history:
-            history = (*history, self.key())
-        return State(black, white, 1 - self.side, self._ply + 1, history if track_history else ())
+        if not 0 <= move <= PASS:  # why: the kernel reads its tables unchecked
+            raise MoveError(f"{echo(move)} is not a move")
+        black, white, captured = _apply_move(self.bb[0], self.bb[1], self.side, move)
+        if not track_history:
+            return State(black, white, 1 - self.side, self._ply + 1)
+        # a capture can never be undone: earlier positions cannot recur
+        history = (*(() if captured else self.history), (*self.bb, self.side))  # + key()
+        return State(black, white, 1 - self.side, self._ply + 1, history)
 
     # -- outcome ----------------------------------------------------------------------
-    def _judge(self) -> tuple[bool, int | None]:
-        """Return (game over, winner) by spec 6.1-6.4, judging the side not to move as mover."""
-        mover = 1 - self.side
-        if is_connected(self.bb[mover]):
-            return True, mover
-        if is_connected(self.bb[self.side]):
-            return True, self.side
-        if self._ply >= MOVE_CAP:
-            return True, None
-        if self.history and self.history.count(self.key()) >= 2:  # this is the third time
-            return True, None
-        return False, None
-
     def winner(self) -> int | None:
-        return self._over[1]
+        return _WINNER[self._result]
 
     def draw_reason(self) -> str | None:
-        if not self._over[0] or self._over[1] is not None:
-            return None
-        return f"move cap ({MOVE_CAP} plies)" if self._ply >= MOVE_CAP else "threefold repetition"
+        if self._result == DRAW_MOVE_CAP:
+            return f"move cap ({MOVE_CAP} plies)"
+        return "threefold repetition" if self._result == DRAW_REPETITION else None
 
     def is_terminal(self) -> bool:
-        return self._over[0]
+        return self._result != ONGOING
 
     # -- notation ---------------------------------------------------------------------
     def move_to_str(self, move: int) -> str:
@@ -231,10 +169,12 @@ class State(GameState):
 
     def perft(self, depth: int) -> int:
         """Count leaf move sequences of ``depth`` plies; repetition is ignored (spec 9)."""
-        moves = self.legal_moves()
-        if depth <= 1:
-            return len(moves) if depth == 1 else 1
-        return sum(self.apply(m, track_history=False).perft(depth - 1) for m in moves)
+        if depth <= 0:
+            return 1
+        # a finished game has no moves; a sequence that would pass the move cap has no leaf
+        if self._result != ONGOING or depth > MOVE_CAP - self._ply:
+            return 0
+        return kernel.perft(self.bb[0], self.bb[1], self.side, self._ply, depth)
 
     # -- evaluation helpers for agents ---------------------------------------------------
     def pieces(self, player: int) -> int:

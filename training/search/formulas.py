@@ -112,6 +112,19 @@ def take(xp: Any, x: Any, index: Any) -> Any:
     return xp.take_along_axis(x, index[..., None], axis=-1)[..., 0]
 
 
+def gather(xp: Any, x: Any, index: Any) -> Any:
+    """Entries ``index`` of ``x`` along the last axis, each row its own (one tree: plain
+    indexing, a sixth of ``take_along_axis``'s cost)."""
+    if x.ndim == 1:
+        return x[index]
+    return xp.take_along_axis(x, index, axis=-1)
+
+
+def any_true(x: Any) -> bool:
+    """Whether any entry of the boolean ``x`` (a 0-d one included) is true."""
+    return bool(x) if x.ndim == 0 else bool(x.any())
+
+
 def bit_length(xp: Any, x: Any) -> Any:
     """Number of bits of each non-negative integer (ceil(log2(m)) is bit_length(m - 1))."""
     bits = xp.zeros_like(x)

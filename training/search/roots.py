@@ -139,7 +139,7 @@ class PuctRoot(RootRule):
     def target(self, root: Edges) -> Any:
         xp = root.xp
         total = xp.sum(root.n, axis=-1, keepdims=True)
-        return xp.where(total > 0, root.n / xp.clip(total, min=1), root.prior)
+        return xp.where(total > 0, root.n / xp.maximum(total, 1), root.prior)
 
     def choose(self, root: Edges, temperature: Any) -> Any:
         """The most visited edge (ties: the best mean value, then the first; no visits:
@@ -155,7 +155,7 @@ class PuctRoot(RootRule):
         temperature = xp.broadcast_to(
             xp.asarray(temperature, dtype=n.dtype, device=n.device), total.shape)
         sampled = (temperature > 0) & (total > 0)
-        if not bool(sampled.any()):
+        if not f.any_true(sampled):
             return best
         if best.ndim == 0:  # one tree (numpy)
             p = n ** (1.0 / temperature)
@@ -185,13 +185,12 @@ class GumbelRoot(RootRule):
         else:  # by game
             self.g = xp.where(self.add_noise[..., None], self.draw.gumbel(valid), 0.0)
         count = xp.sum(xp.astype(valid, xp.int64), axis=-1)
-        cap = xp.clip(xp.asarray(self.simulations, device=count.device),
-                      max=self.cfg.gumbel_m)
-        m = xp.clip(xp.minimum(count, cap), min=1)
+        cap = xp.minimum(xp.asarray(self.simulations, device=count.device), self.cfg.gumbel_m)
+        m = xp.maximum(xp.minimum(count, cap), 1)
         key = xp.where(valid, -(self.g + root.logits), math.inf)
         self.cands = xp.argsort(key, axis=-1, stable=True)[..., : int(xp.max(m))]
         self.ncands = m
-        self.phases = xp.clip(f.bit_length(xp, m - 1), min=1)  # ceil(log2(m)), at least 1
+        self.phases = xp.maximum(f.bit_length(xp, m - 1), 1)  # ceil(log2(m)), at least 1
         self.phase = xp.zeros_like(m)
         self.phase_k = xp.zeros_like(m)  # visits made in this phase
         self.phase_total = xp.zeros_like(m)  # visits planned for this phase
@@ -201,7 +200,7 @@ class GumbelRoot(RootRule):
         """Visit the phase's candidates round-robin; start the next phase when one ends."""
         # (kept to a few operations: this runs once per simulation, on 0-d numpy arrays too)
         need = going & (self.phase_k >= self.phase_total)
-        if bool(need.any()):
+        if f.any_true(need):
             self._next_phase(root, need, done)
         slot = self.phase_k % self.ncands  # ncands >= 1
         self.phase_k = self.phase_k + going
@@ -213,14 +212,13 @@ class GumbelRoot(RootRule):
         the phases left."""
         xp = self.xp
         halve = need & (self.phase > 0) & (self.ncands > 1)
-        if bool(halve.any()):
+        if f.any_true(halve):
             order = xp.argsort(-self._scores(root), axis=-1, stable=True)
-            self.cands = xp.where(halve[..., None],
-                                  xp.take_along_axis(self.cands, order, axis=-1), self.cands)
-            self.ncands = xp.where(halve, xp.clip(self.ncands // 2, min=1), self.ncands)
+            self.cands = xp.where(halve[..., None], f.gather(xp, self.cands, order), self.cands)
+            self.ncands = xp.where(halve, xp.maximum(self.ncands // 2, 1), self.ncands)
         left = self.simulations - done
-        phases_left = xp.clip(self.phases - self.phase, min=1)
-        per = xp.clip(left // (phases_left * self.ncands), min=1)
+        phases_left = xp.maximum(self.phases - self.phase, 1)
+        per = xp.maximum(left // (phases_left * self.ncands), 1)
         self.phase_total = xp.where(need, per * self.ncands, self.phase_total)
         self.phase_k = xp.where(need, 0, self.phase_k)
         self.phase = self.phase + xp.astype(need, self.phase.dtype)
@@ -231,11 +229,8 @@ class GumbelRoot(RootRule):
         c, cfg = self.cands, self.cfg
         q = f.completed_q(xp, root.n, root.w, root.prior, root.value, root.prior_sums)
 
-        def take(x: Any) -> Any:
-            return xp.take_along_axis(x, c, axis=-1)
-
-        scores = take(self.g) + take(root.logits) + f.sigma(
-            take(q), f.max_n(xp, root.n), cfg.gumbel_c_visit, cfg.gumbel_c_scale)
+        scores = f.gather(xp, self.g, c) + f.gather(xp, root.logits, c) + f.sigma(
+            f.gather(xp, q, c), f.max_n(xp, root.n), cfg.gumbel_c_visit, cfg.gumbel_c_scale)
         slot = xp.arange(c.shape[-1], device=c.device)
         return xp.where(slot < self.ncands[..., None], scores, -math.inf)
 
