@@ -54,9 +54,12 @@ MAX_STONES = 52
 #: Memo nodes a search may hold before a count goes to the layered pass and a list of hops
 #: is refused (about 17 bytes a slot, at most half full: 2**22 nodes is about 140 MB).
 MEMO_NODES = 1 << 22
-#: Nodes the layered pass may hold at once (keys and counts: 32 bytes a node with the
-#: table's slack), its bound in memory, as chains.MAX_BYTES bounds the reference's.
-LAYERED_NODES = 12 << 20
+#: Memo nodes a count searches before it goes to the layered pass (why: past the caches a
+#: memo look-up misses at every hop; the layered pass inserts in order).
+COUNT_MEMO_NODES = 1 << 15
+#: Bytes the layered pass may hold at once (its tables and waiting children), its bound in
+#: memory, as chains.MAX_BYTES bounds the reference's.
+LAYERED_BYTES = 400 << 20
 
 EMPTY, OWN = -1, -2  # ``sq`` values besides an enemy stone's number
 PLAIN, WHISTLE, CRUSH = 0, 1, 2  # Turn.kind, as in .notation
@@ -264,86 +267,90 @@ def _scan(sq: np.ndarray, own_cells: np.ndarray, n_own: int, mx: np.ndarray,
 # -- movegen.capture_hops: one chain node's capturing hops -----------------------------------
 
 
+# Per-ray facts of one stone's search, filled per cell on first use (:func:`_ray_info`), in
+# two arrays (why not a tuple of arrays: unpacking one in every call costs reference counts).
+# ``zt[cell * 6 + d]``: the free run, the union of its zones and of its enemy stones, then per
+# hop length k the enemy stones in the whistle zone (ZC + k) and the one on the k-th ray cell
+# (ZH + k). ``reach[cell]``: per axis every stone a next hop could take, then whether known.
+Z_FREE, Z_REACH, Z_HIT, ZC, ZH = 0, 1, 2, 3, 3 + MAX_DISTANCE + 1
+Z_WIDTH = ZH + MAX_DISTANCE + 1
+R_DONE = 4
+
+
 @njit(cache=True)
-def _ray_info(sq: np.ndarray, cell: int, free0: np.ndarray, rreach: np.ndarray,
-              done: np.ndarray) -> None:
-    """Fill, per direction from ``cell``, the cells free of own stones and the edge
-    (``free0``) and every enemy stone some hop along the ray could take (``rreach``: own
-    stones and the edge block; enemy stones and the closer rule ignored, so it can only say
-    too much). Why: a direction, or a child node, that reaches no stone left is ruled out by
-    one AND (most chain nodes are dead ends), as chain_layers' ``reach``."""
-    done[cell] = True
+def _geometry() -> tuple[np.ndarray, np.ndarray]:
+    """Return the per-ray facts (``zt``, ``reach``) of a search, none known yet."""
+    return np.empty((NC * 6, Z_WIDTH), np.uint64), np.zeros((NC, 5), np.uint64)
+
+
+@njit(cache=True)
+def _ray_info(sq: np.ndarray, cell: int, zt: np.ndarray, reach: np.ndarray) -> None:
+    """Fill the facts of the six rays from ``cell`` for the stone being searched: the cells
+    before an own stone or the edge; per hop of k cells the enemy stones in its whistle zone
+    and the one on the k-th ray cell (bits of enemy numbers, whichever are left); their
+    unions along the free run; per axis every stone a next hop could take. Why: a hop is
+    then one AND with ``left``, and a direction, or a child node, that reaches no stone left
+    is ruled out by one AND (most chain nodes are dead ends, as chain_layers' ``reach``)."""
     for d in range(6):
+        i = cell * 6 + d
         n = RAY_LEN[cell, d]
+        cum = hits = ZERO
         f = n
-        for k in range(n):
-            if sq[RAY[cell, d, k]] == OWN:
-                f = k
+        for k in range(1, n + 1):
+            j = sq[RAY[cell, d, k - 1]]
+            if j == OWN:
+                f = k - 1
                 break
-        free0[cell * 6 + d] = f
-        r = ZERO
-        for k in range(3, f + 1):
+            hit = _bit(j) if j >= 0 else ZERO
             for t in range(2):
                 g = GAIN[cell, d, k, t]
                 if g >= 0 and sq[g] >= 0:
-                    r |= _bit(sq[g])
-        rreach[cell * 6 + d] = r
+                    cum |= _bit(sq[g])
+            zt[i, ZC + k], zt[i, ZH + k] = cum, hit
+            hits |= hit
+        zt[i, Z_FREE], zt[i, Z_REACH], zt[i, Z_HIT] = f, cum, hits
+    for a in range(4):
+        r = ZERO
+        for d in range(6):
+            if d % 3 != a:  # a chain hop changes axis (spec 6); axis 3: any direction
+                r |= zt[cell * 6 + d, Z_REACH]
+        reach[cell, a] = r
+    reach[cell, R_DONE] = ONE
 
 
-@njit(cache=True)
-def _reach(sq: np.ndarray, cell: int, axis: int, free0: np.ndarray, rreach: np.ndarray,
-           done: np.ndarray) -> np.uint64:
-    """Return every enemy stone some hop from node (``cell``, ``axis``) could take."""
-    if not done[cell]:
-        _ray_info(sq, cell, free0, rreach, done)
-    r = ZERO
-    for d in range(6):
-        if d % 3 != axis:  # a chain hop changes axis (spec 6); axis 3: any direction
-            r |= rreach[cell * 6 + d]
-    return r
+# Why the lazy fill is written out at each hot call site (``if reach[cell, R_DONE] == ZERO:
+# _ray_info(...)``) rather than in a helper: measured, a helper that may call another function
+# costs about 20 ns a call (numba does not inline it), a hop's whole work.
 
 
 @njit(cache=True)
 def _capture_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np.uint64,
-                  free0: np.ndarray, rreach: np.ndarray, done: np.ndarray, mx: np.ndarray,
-                  hops: np.ndarray, caps: np.ndarray, at: int) -> int:
+                  zt: np.ndarray, reach: np.ndarray, mx: np.ndarray, hops: np.ndarray,
+                  caps: np.ndarray, at: int) -> int:
     """Write the capturing hops from node (``cell``, ``axis``, ``left``) at row ``at`` of
     ``hops`` (direction, destination, distance) and ``caps`` (stones taken, bits of
-    ``left``), in movegen.capture_hops' order (direction, then distance); return how many.
-
-    The zone of a hop of k cells is the zone of k - 1 cells plus ``GAIN[cell, d, k]``, so one
-    walk along the ray finds the first blocker and every hop's captures at once.
-    """
-    if not done[cell]:
-        _ray_info(sq, cell, free0, rreach, done)
+    ``left``), in movegen.capture_hops' order (direction, then distance); return how many."""
+    if reach[cell, R_DONE] == ZERO:
+        _ray_info(sq, cell, zt, reach)
+    if reach[cell, axis] & left == ZERO:
+        return 0
+    _extremes_left(ecell, left, mx)  # the closer rule's maxima over the stones left
     n = at
-    have_mx = False
     for d in range(6):
-        if d % 3 == axis:
-            continue
         i = cell * 6 + d
-        if rreach[i] & left == ZERO:  # no stone left in reach along this ray
+        if d % 3 == axis or zt[i, Z_REACH] & left == ZERO:
             continue
-        if not have_mx:  # the closer rule's maxima, only when some ray can capture
-            _extremes_left(ecell, left, mx)
-            have_mx = True
-        closer = (mx[d] - PROJ[d, cell] - 1) >> 1  # the largest k with 2k < <u, E - S>
-        k_max = min(free0[i], closer)
-        cap = ZERO
-        for k in range(1, k_max + 1):
-            c = RAY[cell, d, k - 1]
-            j = sq[c]
-            if j >= 0 and _has(left, j):  # an enemy stone still on the board blocks
-                break
-            for t in range(2):
-                g = GAIN[cell, d, k, t]
-                if g >= 0 and sq[g] >= 0:
-                    cap |= _bit(sq[g])
-            if k >= 3 and cap & left != ZERO:
-                hops[n, 0] = d
-                hops[n, 1] = c
-                hops[n, 2] = k
-                caps[n] = cap & left
+        k_max = min(np.int64(zt[i, Z_FREE]), (mx[d] - PROJ[d, cell] - 1) >> 1)  # 2k < <u, E-S>
+        if zt[i, Z_HIT] & left != ZERO:  # an enemy stone still on the ray blocks
+            for k in range(1, k_max + 1):
+                if zt[i, ZH + k] & left != ZERO:
+                    k_max = k - 1
+                    break
+        for k in range(3, k_max + 1):  # zones only grow: every k from the first capture
+            cap = zt[i, ZC + k] & left
+            if cap != ZERO:
+                hops[n, 0], hops[n, 1], hops[n, 2] = d, RAY[cell, d, k - 1], k
+                caps[n] = cap
                 n += 1
     return n - at
 
@@ -355,46 +362,49 @@ def _key(cell: int, axis: int, left: np.uint64) -> np.uint64:
 
 
 # -- chains.Chains: the per-node memo ---------------------------------------------------------
+# One open-addressing table of (key, value) pairs side by side (why: a look-up is one cache
+# line), value = best capture | number of maximal continuations << 8 (0: not counted yet).
 
 
 @njit(cache=True)
-def _new_memo(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return an empty memo of ``size`` slots (a power of two): keys, best counts, counts."""
-    return (np.full(size, EMPTY_KEY, np.uint64), np.zeros(size, np.int8),
-            np.zeros(size, np.uint64))
+def _new_memo(slots: int) -> np.ndarray:
+    """Return an empty memo of ``slots`` (a power of two) (key, value) pairs."""
+    t = np.zeros(2 * slots, np.uint64)
+    t[0::2] = EMPTY_KEY
+    return t
 
 
 @njit(cache=True)
-def _find(keys: np.ndarray, key: np.uint64) -> int:
-    """Return the slot of ``key`` in an open-addressing table, or the empty slot it would take."""
-    mask = keys.size - 1
+def _find(t: np.ndarray, key: np.uint64) -> int:
+    """Return the slot of ``key`` in a memo, or the empty slot it would take."""
+    mask = t.size // 2 - 1
     i = np.int64((key * HASH_MUL) >> HASH_SHIFT) & mask
-    while keys[i] != key and keys[i] != EMPTY_KEY:
+    while t[2 * i] != key and t[2 * i] != EMPTY_KEY:
         i = (i + 1) & mask
     return i
 
 
 @njit(cache=True)
-def _grow(keys: np.ndarray, best: np.ndarray,
-          count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _grow(t: np.ndarray) -> np.ndarray:
     """Return the memo rehashed into twice the slots."""
-    nk, nb, nc = _new_memo(2 * keys.size)
-    for i in range(keys.size):
-        if keys[i] != EMPTY_KEY:
-            j = _find(nk, keys[i])
-            nk[j], nb[j], nc[j] = keys[i], best[i], count[i]
-    return nk, nb, nc
+    bigger = _new_memo(t.size)
+    for i in range(t.size // 2):
+        if t[2 * i] != EMPTY_KEY:
+            j = _find(bigger, t[2 * i])
+            bigger[2 * j], bigger[2 * j + 1] = t[2 * i], t[2 * i + 1]
+    return bigger
 
 
 @njit(cache=True)
-def _child_best(sq: np.ndarray, keys: np.ndarray, best: np.ndarray, cell: int, axis: int,
-                left: np.uint64, free0: np.ndarray, rreach: np.ndarray,
-                done: np.ndarray) -> int:
-    """Return the best capture from a node already searched (0 for one with no stone left or
-    no stone in reach: such dead ends are never stored)."""
-    if left == ZERO or _reach(sq, cell, axis, free0, rreach, done) & left == ZERO:
-        return 0
-    return best[_find(keys, _key(cell, axis, left))]
+def _child_best(memo: np.ndarray, cell: int, axis: int, left: np.uint64,
+                reach: np.ndarray) -> tuple[int, int]:
+    """Return (best capture, memo slot or -1) of a node already searched, whose cell's ray
+    facts are known (best 0 and no slot for one with no stone left or none in reach: such
+    dead ends are never stored)."""
+    if left == ZERO or reach[cell, axis] & left == ZERO:
+        return 0, -1
+    j = _find(memo, _key(cell, axis, left))
+    return np.int64(memo[2 * j + 1] & np.uint64(255)), j
 
 
 # Columns of a search frame (one per node on the depth-first stack).
@@ -403,29 +413,27 @@ F_CELL, F_AXIS, F_NEXT, F_END, F_VALUE = 0, 1, 2, 3, 4
 
 @njit(cache=True)
 def _workspace(m: int) -> tuple:
-    """Return the scratch arrays of one position's chain searches: per (cell, direction)
-    ``free0``/``rreach`` and whether a cell's are known (``done``), the closer-rule maxima,
+    """Return the scratch arrays of one position's chain searches: the closer-rule maxima,
     the hop stack (rows (direction, destination, distance) and their captures) and the
     frames with their stones left and counts (a chain is at most m hops deep)."""
     rows = (m + 2) * 6 * MAX_DISTANCE
-    return (np.empty(NC * 6, np.int64), np.empty(NC * 6, np.uint64), np.zeros(NC, np.bool_),
-            np.empty(6, np.int64), np.empty((rows, 3), np.int64), np.empty(rows, np.uint64),
+    return (np.empty(6, np.int64), np.empty((rows, 3), np.int64), np.empty(rows, np.uint64),
             np.empty((m + 2, 5), np.int64), np.empty(m + 2, np.uint64),
             np.empty(m + 2, np.uint64))
 
 
 @njit(cache=True)
-def _push(sq: np.ndarray, ecell: np.ndarray, ws: tuple, f: int, cell: int, axis: int,
-          left: np.uint64, at: int, value: int) -> None:
+def _push(sq: np.ndarray, ecell: np.ndarray, zt: np.ndarray, reach: np.ndarray, ws: tuple,
+          f: int, cell: int, axis: int, left: np.uint64, at: int, value: int) -> None:
     """Fill frame ``f`` with node (``cell``, ``axis``, ``left``) and its capturing hops,
     written at row ``at`` of the hop stack; ``value``: its best so far or the stones it must
     still take."""
-    free0, rreach, done, mx, hops, caps, fr, lefts, accs = ws
+    fr = ws[3]
     fr[f, F_CELL], fr[f, F_AXIS], fr[f, F_NEXT], fr[f, F_VALUE] = cell, axis, at, value
-    fr[f, F_END] = at + _capture_hops(sq, ecell, cell, axis, left, free0, rreach, done, mx,
-                                      hops, caps, at)
-    lefts[f] = left
-    accs[f] = ZERO
+    fr[f, F_END] = at + _capture_hops(sq, ecell, cell, axis, left, zt, reach, ws[0], ws[1],
+                                      ws[2], at)
+    ws[4][f] = left
+    ws[5][f] = ZERO
 
 
 @njit(cache=True)
@@ -435,15 +443,15 @@ def _all(m: int) -> np.uint64:
 
 
 @njit(cache=True)
-def _memo_best(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int, ws: tuple,
-               limit: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+def _memo_best(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
+               zt: np.ndarray, reach: np.ndarray, ws: tuple, limit: int) -> tuple[int, np.ndarray]:
     """Search every chain node of the stone on ``start`` (its first hop's axis ``axis0``)
     against all ``m`` enemy stones, depth first; return (its best capture, the memo), or
     best -1 past ``limit`` nodes. Dead ends (no stone left in reach) are never stored."""
-    free0, rreach, done, mx, hops, caps, fr, lefts, accs = ws
-    keys, best, count = _new_memo(256)
+    mx, hops, caps, fr, lefts, accs = ws
+    memo = _new_memo(256)
     used = 0
-    _push(sq, ecell, ws, 0, start, axis0, _all(m), 0, 0)
+    _push(sq, ecell, zt, reach, ws, 0, start, axis0, _all(m), 0, 0)
     top = 1
     while True:
         f = top - 1
@@ -454,27 +462,29 @@ def _memo_best(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int
             left = lefts[f] & ~cap
             cell, axis = hops[h, 1], hops[h, 0] % 3
             v = popcount(cap)
-            if left != ZERO and _reach(sq, cell, axis, free0, rreach, done) & left != ZERO:
-                j = _find(keys, _key(cell, axis, left))
-                if keys[j] == EMPTY_KEY:  # a new node: search it first
-                    _push(sq, ecell, ws, top, cell, axis, left, fr[f, F_END], 0)
+            if reach[cell, R_DONE] == ZERO:
+                _ray_info(sq, cell, zt, reach)
+            if left != ZERO and reach[cell, axis] & left != ZERO:
+                j = _find(memo, _key(cell, axis, left))
+                if memo[2 * j] == EMPTY_KEY:  # a new node: search it first
+                    _push(sq, ecell, zt, reach, ws, top, cell, axis, left, fr[f, F_END], 0)
                     top += 1
                     continue
-                v += best[j]
+                v += np.int64(memo[2 * j + 1])
             fr[f, F_VALUE] = max(fr[f, F_VALUE], v)
             continue
         # every hop of node f is searched: keep its best, hand it to its parent
-        if 2 * (used + 1) > keys.size:
-            keys, best, count = _grow(keys, best, count)
+        if 2 * (used + 1) > memo.size // 2:
+            memo = _grow(memo)
         key = _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f])
-        j = _find(keys, key)
-        keys[j], best[j] = key, fr[f, F_VALUE]
+        j = _find(memo, key)
+        memo[2 * j], memo[2 * j + 1] = key, np.uint64(fr[f, F_VALUE])
         used += 1
         if used > limit:
-            return -1, keys, best, count
+            return -1, memo
         top -= 1
         if top == 0:
-            return fr[0, F_VALUE], keys, best, count
+            return fr[0, F_VALUE], memo
         p = top - 1
         fr[p, F_VALUE] = max(fr[p, F_VALUE], popcount(caps[fr[p, F_NEXT] - 1]) + fr[f, F_VALUE])
 
@@ -486,16 +496,19 @@ def _add(a: np.uint64, b: np.uint64, status: int) -> tuple[np.uint64, int]:
     return s, (OVERFLOW if s < b else status)
 
 
+COUNT_LIMIT = np.uint64(1 << 56)  # counts kept in a memo value's high 56 bits
+
+
 @njit(cache=True)
 def _memo_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
-                root_best: int, keys: np.ndarray, best: np.ndarray, count: np.ndarray,
+                root_best: int, memo: np.ndarray, zt: np.ndarray, reach: np.ndarray,
                 ws: tuple) -> tuple[np.uint64, int]:
     """Return (the number of maximal chains of the stone on ``start``, status), counted over
     the memo of :func:`_memo_best` (chains.Chains.count_from: each node's number of maximal
-    continuations, memoised in ``count``; 0 there means not counted yet)."""
-    free0, rreach, done, mx, hops, caps, fr, lefts, accs = ws
+    continuations, memoised beside its best)."""
+    mx, hops, caps, fr, lefts, accs = ws
     status = OK
-    _push(sq, ecell, ws, 0, start, axis0, _all(m), 0, root_best)
+    _push(sq, ecell, zt, reach, ws, 0, start, axis0, _all(m), 0, root_best)
     top = 1
     while True:
         f = top - 1
@@ -505,23 +518,27 @@ def _memo_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: in
             cap = caps[h]
             left = lefts[f] & ~cap
             cell, axis = hops[h, 1], hops[h, 0] % 3
-            cb = _child_best(sq, keys, best, cell, axis, left, free0, rreach, done)
+            if reach[cell, R_DONE] == ZERO:
+                _ray_info(sq, cell, zt, reach)
+            cb, j = _child_best(memo, cell, axis, left, reach)
             if popcount(cap) + cb != fr[f, F_VALUE]:
                 continue  # not on a maximal chain
             got = ONE  # a node with nothing left to capture ends one turn
             if cb > 0:
-                j = _find(keys, _key(cell, axis, left))
-                if count[j] == ZERO:
-                    _push(sq, ecell, ws, top, cell, axis, left, fr[f, F_END], cb)
+                got = memo[2 * j + 1] >> np.uint64(8)
+                if got == ZERO:  # not counted yet
+                    _push(sq, ecell, zt, reach, ws, top, cell, axis, left, fr[f, F_END], cb)
                     top += 1
                     continue
-                got = count[j]
             accs[f], status = _add(accs[f], got, status)
             continue
         top -= 1
         if top == 0:
             return accs[0], status
-        count[_find(keys, _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f]))] = accs[f]
+        if accs[f] >= COUNT_LIMIT:
+            status = OVERFLOW  # (the reference's Python integers answer it)
+        j = _find(memo, _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f]))
+        memo[2 * j + 1] |= accs[f] << np.uint64(8)
         accs[top - 1], status = _add(accs[top - 1], accs[f], status)
 
 
@@ -533,15 +550,16 @@ def _action(cell: int, d: int, k: int) -> int:
 
 @njit(cache=True)
 def _good_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np.uint64,
-               need: int, keys: np.ndarray, best: np.ndarray, ws: tuple, out: np.ndarray,
-               n: int) -> int:
+               need: int, memo: np.ndarray, zt: np.ndarray, reach: np.ndarray, ws: tuple,
+               out: np.ndarray, n: int) -> int:
     """Append to ``out`` the actions of the hops from a node that continue a chain taking
     ``need`` more stones (chains.Chains.hops); return the new length."""
-    free0, rreach, done, mx, hops, caps, fr, lefts, accs = ws
-    k = _capture_hops(sq, ecell, cell, axis, left, free0, rreach, done, mx, hops, caps, 0)
+    mx, hops, caps, fr, lefts, accs = ws
+    k = _capture_hops(sq, ecell, cell, axis, left, zt, reach, mx, hops, caps, 0)
     for h in range(k):
-        rest = left & ~caps[h]
-        cb = _child_best(sq, keys, best, hops[h, 1], hops[h, 0] % 3, rest, free0, rreach, done)
+        if reach[hops[h, 1], R_DONE] == ZERO:
+            _ray_info(sq, hops[h, 1], zt, reach)
+        cb, _ = _child_best(memo, hops[h, 1], hops[h, 0] % 3, left & ~caps[h], reach)
         if popcount(caps[h]) + cb == need:
             out[n] = _action(cell, hops[h, 0], hops[h, 2])
             n += 1
@@ -552,49 +570,18 @@ def _good_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np
 
 
 @njit(cache=True)
-def _new_turns(size: int, width: int) -> tuple:
-    """Return empty turn rows: kind, path (cells), each hop's captures (enemy stone numbers as
-    bits), path length."""
-    return (np.empty(size, np.int8), np.empty((size, width), np.int16),
-            np.empty((size, width), np.uint64), np.empty(size, np.int64))
-
-
-@njit(cache=True)
-def _room(out: tuple, n: int) -> tuple:
-    """Return ``out`` with room for row ``n`` (doubled when full)."""
-    kind, path, caps, lens = out
-    if n < kind.size:
-        return out
-    bigger = _new_turns(2 * kind.size, path.shape[1])
-    bigger[0][:n] = kind[:n]
-    bigger[1][:n] = path[:n]
-    bigger[2][:n] = caps[:n]
-    bigger[3][:n] = lens[:n]
-    return bigger
-
-
-@njit(cache=True)
-def _put(out: tuple, n: int, kind: int, a: int, b: int, cap: np.uint64) -> tuple:
-    """Return ``out`` with a one-hop turn (plain move or crush) written at row ``n``."""
-    out = _room(out, n)
-    out[0][n] = kind
-    out[1][n, 0], out[1][n, 1] = a, b
-    out[2][n, 0] = cap
-    out[3][n] = 2
-    return out
-
-
-@njit(cache=True)
 def _turns_from(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, need: int,
-                keys: np.ndarray, best: np.ndarray, ws: tuple, out: tuple,
-                n: int) -> tuple[tuple, int]:
-    """Append every maximal turn of the stone on ``start`` (taking ``need`` stones) to
-    ``out``, depth first with hops in order (chains.Chains.turns_from); return (out, n)."""
-    free0, rreach, done, mx, hops, caps, fr, lefts, accs = ws
-    path = np.empty(m + 2, np.int64)
+                memo: np.ndarray, zt: np.ndarray, reach: np.ndarray, ws: tuple,
+                kind: np.ndarray, path: np.ndarray, caps: np.ndarray, lens: np.ndarray,
+                n: int) -> int:
+    """Write every maximal turn of the stone on ``start`` (taking ``need`` stones) from row
+    ``n`` of (kind, path, each hop's captures, path length), depth first with hops in order
+    (chains.Chains.turns_from); return the rows written so far."""
+    hops, hcaps, fr = ws[1], ws[2], ws[3]
+    cells = np.empty(m + 2, np.int64)
     taken = np.empty(m + 2, np.uint64)
-    path[0] = start
-    _push(sq, ecell, ws, 0, start, 3, _all(m), 0, need)
+    cells[0] = start
+    _push(sq, ecell, zt, reach, ws, 0, start, 3, _all(m), 0, need)
     top = 1
     while top > 0:
         f = top - 1
@@ -603,124 +590,216 @@ def _turns_from(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, need: int
             top -= 1
             continue
         fr[f, F_NEXT] = h + 1
-        cap = caps[h]
-        left = lefts[f] & ~cap
+        cap = hcaps[h]
+        left = ws[4][f] & ~cap
         cell, axis = hops[h, 1], hops[h, 0] % 3
-        cb = _child_best(sq, keys, best, cell, axis, left, free0, rreach, done)
+        if reach[cell, R_DONE] == ZERO:
+            _ray_info(sq, cell, zt, reach)
+        cb, _ = _child_best(memo, cell, axis, left, reach)
         if popcount(cap) + cb != fr[f, F_VALUE]:
             continue
-        path[top], taken[f] = cell, cap
+        cells[top], taken[f] = cell, cap
         if cb == 0:  # the maximum is reached: one whole turn
-            out = _room(out, n)
-            out[0][n] = WHISTLE
-            out[1][n, :top + 1] = path[:top + 1]
-            out[2][n, :top] = taken[:top]
-            out[3][n] = top + 1
+            kind[n] = WHISTLE
+            for i in range(top + 1):
+                path[n, i] = cells[i]
+            for i in range(top):
+                caps[n, i] = taken[i]
+            lens[n] = top + 1
             n += 1
             continue
-        _push(sq, ecell, ws, top, cell, axis, left, fr[f, F_END], cb)
+        _push(sq, ecell, zt, reach, ws, top, cell, axis, left, fr[f, F_END], cb)
         top += 1
-    return out, n
+    return n
 
 
-# -- chain_layers: the layered count, for searches past MEMO_NODES ---------------------------
+# -- chain_layers: the layered count, for searches past the memo's bound ------------------------
+# Per layer (stones left) an open-addressing table of (key, count) pairs whose slot is the top
+# bits of the key's hash, and the children waiting to go in. Why waiting: a child is a random
+# slot of a table far larger than the caches (millions of nodes), so children are gathered,
+# sorted by the top bits of their hash (a counting sort) and inserted in that order, which
+# walks each table region by region instead of missing the cache at every insert.
+
+BUCKET_BITS = 13  # a table region of 2**13 slots (128 KB) takes one bucket's inserts
 
 
 @njit(cache=True)
-def _layer_slot(t: np.ndarray, key: np.uint64) -> int:
-    """Return the slot of ``key`` in a layer's table (keys at even, counts at odd places)."""
-    mask = t.size // 2 - 1
-    i = np.int64((key * HASH_MUL) >> HASH_SHIFT) & mask
-    while t[2 * i] != key and t[2 * i] != EMPTY_KEY:
+def _home(key: np.uint64, bits: int) -> int:
+    """Return the home slot of ``key`` in a table of ``2**bits`` slots (its hash's top bits)."""
+    return np.int64((key * HASH_MUL) >> np.uint64(64 - bits))
+
+
+@njit(cache=True)
+def _insert(t: np.ndarray, bits: int, key: np.uint64, c: np.uint64,
+            status: int) -> tuple[int, int]:
+    """Add ``c`` chains into node ``key`` of a layer table; return (1 if the node is new,
+    status)."""
+    mask = (1 << bits) - 1
+    i = _home(key, bits)
+    while True:
+        k = t[2 * i]
+        if k == key:
+            t[2 * i + 1], status = _add(t[2 * i + 1], c, status)
+            return 0, status
+        if k == EMPTY_KEY:
+            t[2 * i], t[2 * i + 1] = key, c
+            return 1, status
         i = (i + 1) & mask
-    return i
 
 
 @njit(cache=True)
-def _layer_new(slots: int) -> np.ndarray:
-    """Return an empty layer table of ``slots`` (key, count) slots."""
-    t = np.zeros(2 * slots, np.uint64)
-    t[0::2] = EMPTY_KEY
-    return t
+def _resize(t: np.ndarray, bits: int, new_bits: int) -> np.ndarray:
+    """Return a layer table moved into ``2**new_bits`` slots (read in slot order, so its
+    inserts go in hash order too)."""
+    bigger = _new_memo(1 << new_bits)
+    for i in range(t.size // 2):
+        if t[2 * i] != EMPTY_KEY:
+            _insert(bigger, new_bits, t[2 * i], t[2 * i + 1], OK)
+    return bigger
 
 
 @njit(cache=True)
-def _layer_add(t: np.ndarray, used: int, key: np.uint64, c: np.uint64,
-               status: int) -> tuple[np.ndarray, int, int]:
-    """Add ``c`` chains into node ``key`` of a layer (inserted if new); return (the table,
-    rehashed into twice the slots when over 60% full, its nodes, status)."""
-    if 10 * (used + 1) > 6 * (t.size // 2):
-        bigger = _layer_new(t.size)
-        for i in range(t.size // 2):
-            if t[2 * i] != EMPTY_KEY:
-                j = _layer_slot(bigger, t[2 * i])
-                bigger[2 * j], bigger[2 * j + 1] = t[2 * i], t[2 * i + 1]
-        t = bigger
-    j = _layer_slot(t, key)
-    if t[2 * j] == EMPTY_KEY:
-        t[2 * j], t[2 * j + 1] = key, c
-        return t, used + 1, status
-    t[2 * j + 1], status = _add(t[2 * j + 1], c, status)
-    return t, used, status
+def _by_bucket(keys: np.ndarray, cnts: np.ndarray, n: int,
+               bb: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the first ``n`` waiting children sorted by the top ``bb`` bits of their hash
+    (a counting sort)."""
+    start = np.zeros((1 << bb) + 1, np.int64)
+    shift = np.uint64(64 - bb)
+    for i in range(n):
+        start[np.int64((keys[i] * HASH_MUL) >> shift) + 1] += 1
+    for b in range(1 << bb):
+        start[b + 1] += start[b]
+    sk, sc = np.empty(n, np.uint64), np.empty(n, np.uint64)
+    for i in range(n):
+        b = np.int64((keys[i] * HASH_MUL) >> shift)
+        sk[start[b]], sc[start[b]] = keys[i], cnts[i]
+        start[b] += 1
+    return sk, sc
 
 
 @njit(cache=True)
-def _expand_layer(sq: np.ndarray, ecell: np.ndarray, p: int, tabs: list, used: np.ndarray,
-                  lowest: int, ws: tuple, status: int) -> tuple[int, int]:
-    """Push the chains of every node of layer ``p`` into their children's layers; return
-    (the lowest layer reached, status). A child with no stone left in reach is a dead end:
-    left out unless it lies in the lowest layer reached so far (only that layer's nodes end
-    maximal chains)."""
-    free0, rreach, done, mx, hops, caps, fr, lefts, accs = ws
+def _flush_layer(t: np.ndarray, bits: int, used: int, keys: np.ndarray, cnts: np.ndarray,
+                 status: int) -> tuple[np.ndarray, int, int, int]:
+    """Insert waiting children into one layer's table, in the order of their hash's top
+    bits; return (table, its bits, its nodes, status). The table is first grown to hold
+    every one of them under 70% full (why before: inserts sorted by hash fill one region at
+    a time, and a region filled past its share before the table grows makes linear probing
+    walk ever longer runs; measured, 50 times slower)."""
+    new_bits = bits
+    while 10 * (used + keys.size) > 7 * (1 << new_bits):
+        new_bits += 1
+    if new_bits > bits:
+        t = _resize(t, bits, new_bits)
+        bits = new_bits
+    bb = max(0, bits - BUCKET_BITS)
+    if bb > 0:
+        keys, cnts = _by_bucket(keys, cnts, keys.size, bb)
+    for i in range(keys.size):
+        new, status = _insert(t, bits, keys[i], cnts[i], status)
+        used += new
+    return t, bits, used, status
+
+
+@njit(cache=True)
+def _flush(wk: np.ndarray, wc: np.ndarray, wq: np.ndarray, n: int, tabs: list,
+           meta: np.ndarray, status: int) -> int:
+    """Insert the ``n`` waiting children (key, count, layer) into their layers' tables."""
+    layers = meta.shape[0]
+    start = np.zeros(layers + 1, np.int64)
+    for i in range(n):
+        start[wq[i] + 1] += 1
+    for q in range(layers):
+        start[q + 1] += start[q]
+    sk, sc = np.empty(n, np.uint64), np.empty(n, np.uint64)
+    at = start.copy()
+    for i in range(n):
+        q = wq[i]
+        sk[at[q]], sc[at[q]] = wk[i], wc[i]
+        at[q] += 1
+    for q in range(layers):
+        if start[q + 1] > start[q]:
+            if tabs[q].size == 0:
+                tabs[q] = _new_memo(1 << 10)
+                meta[q, 0] = 10
+            tabs[q], meta[q, 0], meta[q, 1], status = _flush_layer(
+                tabs[q], meta[q, 0], meta[q, 1], sk[start[q]:start[q + 1]],
+                sc[start[q]:start[q + 1]], status)
+    return status
+
+
+@njit(cache=True)
+def _held(tabs: list) -> int:
+    """Return the bytes the layered pass's tables hold."""
+    return sum([t.nbytes for t in tabs])
+
+
+@njit(cache=True)
+def _expand_layer(sq: np.ndarray, ecell: np.ndarray, p: int, tabs: list, meta: np.ndarray,
+                  lowest: int, zt: np.ndarray, reach: np.ndarray, ws: tuple,
+                  status: int) -> tuple[int, int]:
+    """Push the chains of every node of layer ``p`` to their children; return (the lowest
+    layer reached, status). A child with no stone left in reach is a dead end: left out
+    unless it lies in the lowest layer reached so far (only that layer's nodes end maximal
+    chains). Children wait in flat arrays (why: no list access per child) until as many as
+    half the slots of the tables wait, then go in at once (:func:`_flush`)."""
+    mx, hops, caps = ws[0], ws[1], ws[2]
     t = tabs[p]
+    size = max(1 << 16, _held(tabs) // 32)  # half the tables' slots (16 bytes a slot)
+    wk, wc, wq = np.empty(size, np.uint64), np.empty(size, np.uint64), np.empty(size, np.int64)
+    n = 0
     for i in range(t.size // 2):
         key = t[2 * i]
         if key == EMPTY_KEY:
             continue
         left = key >> np.uint64(11)
         cell = np.int64((key >> np.uint64(2)) & np.uint64(511))
-        axis = np.int64(key & np.uint64(3))
-        n = _capture_hops(sq, ecell, cell, axis, left, free0, rreach, done, mx, hops, caps, 0)
-        for h in range(n):
+        k = _capture_hops(sq, ecell, cell, np.int64(key & np.uint64(3)), left, zt, reach, mx,
+                          hops, caps, 0)
+        for h in range(k):
             rest = left & ~caps[h]
             q = p - popcount(caps[h])
             lowest = min(lowest, q)
             dest, ax = hops[h, 1], hops[h, 0] % 3
-            if q > lowest and _reach(sq, dest, ax, free0, rreach, done) & rest == ZERO:
+            if reach[dest, R_DONE] == ZERO:
+                _ray_info(sq, dest, zt, reach)
+            if q > lowest and reach[dest, ax] & rest == ZERO:
                 continue
-            if tabs[q].size == 0:
-                tabs[q] = _layer_new(64)
-            tabs[q], used[q], status = _layer_add(tabs[q], used[q], _key(dest, ax, rest),
-                                                  t[2 * i + 1], status)
-    return lowest, status
+            if n == size:
+                status = _flush(wk, wc, wq, n, tabs, meta, status)
+                n = 0
+            wk[n], wc[n], wq[n] = _key(dest, ax, rest), t[2 * i + 1], q
+            n += 1
+    return lowest, _flush(wk, wc, wq, n, tabs, meta, status)
 
 
 @njit(cache=True)
 def _layered_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
-                   ws: tuple) -> tuple[int, np.uint64, int]:
+                   zt: np.ndarray, reach: np.ndarray, ws: tuple) -> tuple[int, np.uint64, int]:
     """Return (best capture, number of maximal chains, status) of the stone on ``start``
     layer by layer (chain_layers.LayeredSearch's forward pass): every hop captures, so a
     node's children lie in lower layers (fewer stones left); a layer's counts are final once
-    the layers above are expanded, and it is freed once expanded itself. TOO_BIG when the
-    layers held pass ``LAYERED_NODES``."""
-    tabs = [np.empty(0, np.uint64) for _ in range(m + 1)]
-    used = np.zeros(m + 1, np.int64)
-    tabs[m] = _layer_new(64)
-    tabs[m], used[m], status = _layer_add(tabs[m], 0, _key(start, axis0, _all(m)), ONE, OK)
+    the layers above are expanded, and it is freed once expanded itself. TOO_BIG past
+    ``LAYERED_BYTES`` held."""
+    empty = np.empty(0, np.uint64)
+    tabs = [empty for _ in range(m + 1)]
+    meta = np.zeros((m + 1, 2), np.int64)  # per layer: table bits, nodes
+    tabs[m] = _new_memo(1 << 10)
+    meta[m, 0] = 10
+    meta[m, 1], status = _insert(tabs[m], 10, _key(start, axis0, _all(m)), ONE, OK)
     lowest, total = m, ZERO
     for p in range(m, -1, -1):
-        if used[p] == 0:
+        if meta[p, 1] == 0:
             continue
-        lowest, status = _expand_layer(sq, ecell, p, tabs, used, lowest, ws, status)
-        if used.sum() > LAYERED_NODES:
+        lowest, status = _expand_layer(sq, ecell, p, tabs, meta, lowest, zt, reach, ws,
+                                       status)
+        if _held(tabs) > LAYERED_BYTES:
             return -1, ZERO, TOO_BIG
         if lowest == p and p < m:  # nothing below: this layer's nodes end the maximal chains
             t = tabs[p]
             for i in range(t.size // 2):
                 if t[2 * i] != EMPTY_KEY:
                     total, status = _add(total, t[2 * i + 1], status)
-        tabs[p] = np.empty(0, np.uint64)
-        used[p] = 0
+        tabs[p] = empty
     return m - lowest, total, status
 
 
@@ -761,30 +840,31 @@ def _over(own: np.ndarray, enemy: np.ndarray, quiet: int) -> bool:
 
 
 @njit(cache=True)
-def _search_start(sq: np.ndarray, s: int, ws: tuple) -> None:
+def _search_start(sq: np.ndarray, s: int, reach: np.ndarray) -> None:
     """Prepare the search of the stone on ``s``: its start cell is empty for the whole turn,
     so the per-ray facts of another stone's search no longer hold."""
     sq[s] = EMPTY
-    ws[2][:] = False
+    reach[:, R_DONE] = ZERO
 
 
 @njit(cache=True)
 def _chain_count(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray, n_cap: int,
-                 best_only: bool) -> tuple[int, np.uint64, int]:
+                 best_only: bool, memo_nodes: int) -> tuple[int, np.uint64, int]:
     """Return (N, the number of maximal whistling captures, status) over every capturer
     (chains.Chains: N is the best of any stone; only stones reaching it count); with
-    ``best_only`` no chains are counted."""
-    ws = _workspace(m)
+    ``best_only`` no chains are counted; past ``memo_nodes`` a stone's chains are counted
+    layer by layer."""
+    (zt, reach), ws = _geometry(), _workspace(m)
     n_best, total, status = 0, ZERO, OK
     for i in range(n_cap):
         s = capturers[i]
-        _search_start(sq, s, ws)
-        b, keys, best, count = _memo_best(sq, ecell, m, s, 3, ws, MEMO_NODES)
+        _search_start(sq, s, reach)
+        b, memo = _memo_best(sq, ecell, m, s, 3, zt, reach, ws, memo_nodes)
         c, st = ZERO, OK
         if b < 0:  # too many nodes to memoise: count layer by layer
-            b, c, st = _layered_count(sq, ecell, m, s, 3, ws)
+            b, c, st = _layered_count(sq, ecell, m, s, 3, zt, reach, ws)
         elif b >= n_best and not best_only:
-            c, st = _memo_count(sq, ecell, m, s, 3, b, keys, best, count, ws)
+            c, st = _memo_count(sq, ecell, m, s, 3, b, memo, zt, reach, ws)
         sq[s] = OWN
         if st == TOO_BIG:
             return -1, ZERO, TOO_BIG
@@ -796,8 +876,8 @@ def _chain_count(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarra
 
 
 @njit(cache=True)
-def _count(own: np.ndarray, enemy: np.ndarray, quiet: int,
-           best_only: bool) -> tuple[int, np.uint64, int]:
+def _count(own: np.ndarray, enemy: np.ndarray, quiet: int, best_only: bool,
+           memo_nodes: int) -> tuple[int, np.uint64, int]:
     """Return (N, number of legal turns, status) (rules.count_turns and State.max_capture)."""
     if _over(own, enemy, quiet):
         return 0, ZERO, OK
@@ -805,7 +885,7 @@ def _count(own: np.ndarray, enemy: np.ndarray, quiet: int,
     if n_cap:
         if m > MAX_STONES:
             return -1, ZERO, TOO_BIG
-        n, c, status = _chain_count(sq, ecell, m, capturers, n_cap, best_only)
+        n, c, status = _chain_count(sq, ecell, m, capturers, n_cap, best_only, memo_nodes)
         if n == 1:  # crushes take one stone, so they are legal only when N is 1
             c += np.uint64(n_crush)
         return n, c, status
@@ -821,19 +901,13 @@ def _mover(x: np.ndarray, o: np.ndarray, side: int) -> tuple[np.ndarray, np.ndar
 
 
 @njit(cache=True)
-def legal_count(x: np.ndarray, o: np.ndarray, side: int, quiet: int) -> tuple[np.uint64, int]:
-    """Return (the number of legal turns, status): rules.State.legal_count."""
+def legal_count(x: np.ndarray, o: np.ndarray, side: int, quiet: int, best_only: bool,
+                memo_nodes: int) -> tuple[int, np.uint64, int]:
+    """Return (N of spec 8, the number of legal turns, status): rules.State.max_capture and
+    legal_count (with ``best_only`` the chains are not counted: N alone). A stone whose chain
+    nodes pass ``memo_nodes`` (COUNT_MEMO_NODES; tests lower it) is counted layer by layer."""
     own, enemy = _mover(x, o, side)
-    _, c, status = _count(own, enemy, quiet, False)
-    return c, status
-
-
-@njit(cache=True)
-def max_capture(x: np.ndarray, o: np.ndarray, side: int, quiet: int) -> tuple[int, int]:
-    """Return (N of spec 8, status): rules.State.max_capture (0 for plain moves)."""
-    own, enemy = _mover(x, o, side)
-    n, _, status = _count(own, enemy, quiet, True)
-    return n, status
+    return _count(own, enemy, quiet, best_only, memo_nodes)
 
 
 # -- the env's hops (actions.WhistlingActions) ------------------------------------------------
@@ -844,18 +918,18 @@ def _chain_actions(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndar
                    n_cap: int, out: np.ndarray) -> tuple[int, int, int]:
     """Write the first hops of the maximal whistling captures into ``out``; return (N, how
     many, status), TOO_BIG when a search passes ``MEMO_NODES`` (chains.Chains.first_hops)."""
-    ws = _workspace(m)
+    (zt, reach), ws = _geometry(), _workspace(m)
     n_best, n = 0, 0
     for i in range(n_cap):
         s = capturers[i]
-        _search_start(sq, s, ws)
-        b, keys, best, _ = _memo_best(sq, ecell, m, s, 3, ws, MEMO_NODES)
+        _search_start(sq, s, reach)
+        b, memo = _memo_best(sq, ecell, m, s, 3, zt, reach, ws, MEMO_NODES)
         if b < 0:
             return -1, 0, TOO_BIG
         if b > n_best:
             n_best, n = b, 0
         if b == n_best:
-            n = _good_hops(sq, ecell, s, 3, _all(m), b, keys, best, ws, out, n)
+            n = _good_hops(sq, ecell, s, 3, _all(m), b, memo, zt, reach, ws, out, n)
         sq[s] = OWN
     return n_best, n, OK
 
@@ -872,12 +946,12 @@ def _continuations(own: np.ndarray, enemy: np.ndarray, mover: int, last: int,
     _, m = _setup(own, enemy, sq, np.empty(NC, np.int64), ecell)
     if m > MAX_STONES:
         return 0, TOO_BIG
-    ws = _workspace(m)
-    _search_start(sq, mover, ws)
-    b, keys, best, _ = _memo_best(sq, ecell, m, mover, last % 3, ws, MEMO_NODES)
+    (zt, reach), ws = _geometry(), _workspace(m)
+    _search_start(sq, mover, reach)
+    b, memo = _memo_best(sq, ecell, m, mover, last % 3, zt, reach, ws, MEMO_NODES)
     if b < 0:
         return 0, TOO_BIG
-    return _good_hops(sq, ecell, mover, last % 3, _all(m), b, keys, best, ws, out, 0), OK
+    return _good_hops(sq, ecell, mover, last % 3, _all(m), b, memo, zt, reach, ws, out, 0), OK
 
 
 @njit(cache=True)
@@ -1033,57 +1107,62 @@ def apply_turn(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
 
 @njit(cache=True)
 def _chain_turns(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray, n_cap: int,
-                 out: tuple) -> tuple[int, tuple, int, int]:
-    """Append every maximal whistling capture to ``out`` (stones in board order); return
-    (N, out, how many, status)."""
-    ws = _workspace(m)
-    n_best, n = 0, 0
+                 n_best: int, kind: np.ndarray, path: np.ndarray, caps: np.ndarray,
+                 lens: np.ndarray) -> tuple[int, int]:
+    """Write every maximal whistling capture (taking ``n_best`` stones) into the turn rows,
+    stones in board order; return (how many, status)."""
+    (zt, reach), ws = _geometry(), _workspace(m)
+    n = 0
     for i in range(n_cap):
         s = capturers[i]
-        _search_start(sq, s, ws)
-        b, keys, best, _ = _memo_best(sq, ecell, m, s, 3, ws, MEMO_NODES)
+        _search_start(sq, s, reach)
+        b, memo = _memo_best(sq, ecell, m, s, 3, zt, reach, ws, MEMO_NODES)
         if b < 0:
-            return -1, out, 0, TOO_BIG
-        if b > n_best:
-            n_best, n = b, 0
+            return 0, TOO_BIG
         if b == n_best:
-            out, n = _turns_from(sq, ecell, m, s, b, keys, best, ws, out, n)
+            n = _turns_from(sq, ecell, m, s, b, memo, zt, reach, ws, kind, path, caps, lens, n)
         sq[s] = OWN
-    return n_best, out, n, OK
+    return n, OK
 
 
 @njit(cache=True)
 def _turns(own: np.ndarray, enemy: np.ndarray, quiet: int) -> tuple:
     """Return (kinds, paths, each hop's captures as enemy stone numbers, path lengths, enemy
-    cells, how many, status) of every legal turn in rules.State.legal_moves' order."""
-    if _over(own, enemy, quiet):
-        return _new_turns(0, 2) + (np.empty(0, np.int64), 0, OK)
+    cells, how many, status) of every legal turn in rules.State.legal_moves' order (rows
+    sized by a count first: why, no growing arrays)."""
+    n_best, count, status = _count(own, enemy, quiet, False, COUNT_MEMO_NODES)
+    if status != OK or count > np.uint64(1 << 26):
+        status = TOO_BIG
+        count = ZERO
     sq, ecell, m, plain, n_plain, capturers, n_cap, crushes, n_crush = _position(own, enemy)
-    out = _new_turns(64, max(m + 2, 2))
-    n, n_best, status = 0, 1, OK
-    if n_cap:
-        if m > MAX_STONES:
-            return out + (ecell[:m], 0, TOO_BIG)
-        n_best, out, n, status = _chain_turns(sq, ecell, m, capturers, n_cap, out)
-    if n_best == 1:
+    rows = np.int64(count)
+    kind, lens = np.empty(rows, np.int8), np.empty(rows, np.int64)
+    path = np.empty((rows, max(m + 2, 2)), np.int16)
+    caps = np.zeros((rows, max(m + 2, 2)), np.uint64)
+    n = 0
+    if rows and n_cap:
+        n, status = _chain_turns(sq, ecell, m, capturers, n_cap, n_best, kind, path, caps,
+                                 lens)
+    if rows and n_best == 1:  # crushes are legal when N is 1 (or no stone can whistle)
         for i in range(n_crush):
-            s, d = crushes[i, 0], crushes[i, 1]
-            out = _put(out, n, CRUSH, s, RAY[s, d, 0], ZERO)
+            kind[n], lens[n] = CRUSH, 2
+            path[n, 0], path[n, 1] = crushes[i, 0], RAY[crushes[i, 0], crushes[i, 1], 0]
             n += 1
-    if not n_cap and not n_crush:
+    if rows and n_best == 0:
         for i in range(n_plain):
-            s, d = plain[i, 0], plain[i, 1]
             for k in range(plain[i, 2]):
-                out = _put(out, n, PLAIN, s, RAY[s, d, k], ZERO)
+                kind[n], lens[n] = PLAIN, 2
+                path[n, 0], path[n, 1] = plain[i, 0], RAY[plain[i, 0], plain[i, 1], k]
                 n += 1
-    return out + (ecell[:m], n, status)
+    return kind, path, caps, lens, ecell[:m].copy(), n, status
 
 
 @njit(cache=True)
 def legal_turns(x: np.ndarray, o: np.ndarray, side: int, quiet: int) -> tuple:
     """Return every legal turn (rules.State.legal_moves, same order) as (kinds, paths, each
     hop's captures as bits over the enemy cells, path lengths, enemy cells, how many,
-    status); a crush's capture is its destination."""
+    status); a crush's capture is its destination. TOO_BIG (nothing listed) past 2**26
+    turns or a search past the memo's bound."""
     own, enemy = _mover(x, o, side)
     return _turns(own, enemy, quiet)
 
@@ -1119,9 +1198,9 @@ def evaluate(x: np.ndarray, o: np.ndarray, side: int, quiet: int) -> tuple[float
     capture it must make now, minus the capture the opponent would have if it were to move."""
     own, enemy = _mover(x, o, side)
     material = _stones(own) - _stones(enemy)
-    now, _, s1 = _count(own, enemy, quiet, True)
+    now, _, s1 = _count(own, enemy, quiet, True, COUNT_MEMO_NODES)
     # the same position with the opponent to move (quiet counter 0) shows which stones hang
-    exposed, _, s2 = _count(enemy, own, 0, True)
+    exposed, _, s2 = _count(enemy, own, 0, True, COUNT_MEMO_NODES)
     return material + W_NOW * now - W_EXPOSED * exposed, max(s1, s2)
 
 
@@ -1153,7 +1232,7 @@ def _perft(own: np.ndarray, enemy: np.ndarray, quiet: int, depth: int) -> tuple[
     if depth <= 0:
         return ONE, OK
     if depth == 1:
-        _, c, status = _count(own, enemy, quiet, False)
+        _, c, status = _count(own, enemy, quiet, False, COUNT_MEMO_NODES)
         return c, status
     kind, path, caps, lens, ecell, n, status = _turns(own, enemy, quiet)
     total = ZERO
@@ -1200,13 +1279,13 @@ def _state(x: int, o: int, side: int, quiet: int):  # noqa: ANN202 - a rules.Sta
 
 def count_turns(x: int, o: int, side: int, quiet: int) -> int:
     """Return the number of legal turns (rules.State.legal_count)."""
-    c, status = legal_count(words(x), words(o), side, quiet)
+    _, c, status = legal_count(words(x), words(o), side, quiet, False, COUNT_MEMO_NODES)
     return int(c) if status == OK else _state(x, o, side, quiet).legal_count()
 
 
 def most_captured(x: int, o: int, side: int, quiet: int) -> int:
     """Return N of spec 8, the stones every legal turn captures (rules.State.max_capture)."""
-    n, status = max_capture(words(x), words(o), side, quiet)
+    n, _, status = legal_count(words(x), words(o), side, quiet, True, COUNT_MEMO_NODES)
     return int(n) if status == OK else _state(x, o, side, quiet).max_capture()
 
 
