@@ -42,7 +42,7 @@ from boardzoo.envs.whistling.rules import State
 s = State.start()
 x, o = K.words(s.stones[0]), K.words(s.stones[1])
 out = K.np.empty(K.NUM_ACTIONS, K.np.int64)
-K.legal_count(x, o, 0, 0); K.max_capture(x, o, 0, 0); K.legal_actions(x, o, 0, 0, -1, -1, out)
+K.legal_count(x, o, 0, 0, False, K.COUNT_MEMO_NODES); K.legal_actions(x, o, 0, 0, -1, -1, out)
 K.apply_hop(x, o, 0, 0, -1, -1, int(out[0])); K.legal_turns(x, o, 0, 0); K.result(x, o, 0, 0)
 K.evaluate(x, o, 0, 0); K.perft_words(x, o, 0, 0, 2)
 K.apply_turn(x, o, 0, 0, K.np.array([0, 1], K.np.int64))
@@ -122,7 +122,7 @@ def count_apply_eval(positions: list[State]) -> dict:
                      np.array(turn.path, np.int64)))
     _, _, side, quiet, _, wx, wo, path = rows[0]  # load every function before timing
     K.evaluate(*K.apply_turn(wx, wo, side, quiet, path))
-    K.legal_count(wx, wo, side, quiet)
+    K.legal_count(wx, wo, side, quiet, False, K.COUNT_MEMO_NODES)
     t = clock()
     ref_values = []
     for x, o, side, quiet, turn, *_ in rows:
@@ -133,7 +133,7 @@ def count_apply_eval(positions: list[State]) -> dict:
     t = clock()
     ker_values = []
     for _, _, side, quiet, _, wx, wo, path in rows:
-        K.legal_count(wx, wo, side, quiet)
+        K.legal_count(wx, wo, side, quiet, False, K.COUNT_MEMO_NODES)
         a, b, s2, q2 = K.apply_turn(wx, wo, side, quiet, path)
         ker_values.append(K.evaluate(a, b, s2, q2)[0])
     ker = since(t)
@@ -148,7 +148,7 @@ def worst_positions(seeds: int) -> dict:
     """Return the legal count's time on the issue's 16-stone position and on ``seeds`` seeded
     positions of one stone among 20 scattered enemy stones, both engines."""
     rows = []
-    K.legal_count(K.words(1), K.words(2), 0, 0)  # loaded before timing
+    K.legal_count(K.words(1), K.words(2), 0, 0, False, K.COUNT_MEMO_NODES)  # loaded first
     for name, text in [("issue", ISSUE)] + [(f"seed{s}", scattered(s, 20)) for s in range(seeds)]:
         state = State.from_text(text)
         wx, wo = K.words(state.stones[0]), K.words(state.stones[1])
@@ -159,7 +159,8 @@ def worst_positions(seeds: int) -> dict:
             ref_count = f"refused: {type(e).__name__}"
         ref = since(t)
         t = clock()
-        got, status = K.legal_count(wx, wo, state.side, state.quiet)
+        _, got, status = K.legal_count(wx, wo, state.side, state.quiet, False,
+                                       K.COUNT_MEMO_NODES)
         ker = since(t)
         if status != K.OK:
             got = f"kernel status {status}"

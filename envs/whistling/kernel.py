@@ -57,9 +57,10 @@ MEMO_NODES = 1 << 22
 #: Memo nodes a count searches before it goes to the layered pass (why: past the caches a
 #: memo look-up misses at every hop; the layered pass inserts in order).
 COUNT_MEMO_NODES = 1 << 15
-#: Bytes the layered pass may hold at once (its tables and waiting children), its bound in
-#: memory, as chains.MAX_BYTES bounds the reference's.
-LAYERED_BYTES = 400 << 20
+#: Bytes the layered pass's tables may hold at once (its waiting children and their sorted
+#: copy add about a third more), its bound in memory, as chains.MAX_BYTES bounds the
+#: reference's.
+LAYERED_BYTES = 320 << 20
 
 EMPTY, OWN = -1, -2  # ``sq`` values besides an enemy stone's number
 PLAIN, WHISTLE, CRUSH = 0, 1, 2  # Turn.kind, as in .notation
@@ -614,13 +615,17 @@ def _turns_from(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, need: int
 
 
 # -- chain_layers: the layered count, for searches past the memo's bound ------------------------
-# Per layer (stones left) an open-addressing table of (key, count) pairs whose slot is the top
-# bits of the key's hash, and the children waiting to go in. Why waiting: a child is a random
-# slot of a table far larger than the caches (millions of nodes), so children are gathered,
-# sorted by the top bits of their hash (a counting sort) and inserted in that order, which
-# walks each table region by region instead of missing the cache at every insert.
+# Per layer (stones left) an open-addressing table of nodes and their counts of chains, the
+# home slot of a key the top bits of its hash. Packed (up to 20 enemy stones: a key is below
+# 2**31) a slot is one uint64 ``key << 32 | count``; else two (key, count): why, half the
+# memory where it matters (chain_layers packs the same way). A count reaching 2**32 starts the
+# pass again unpacked (WIDE). Children wait in flat arrays and go in at once, sorted by layer
+# and by the top bits of their hash (a counting sort): a child is a random slot of a table far
+# larger than the caches, and in that order the inserts walk each table region by region.
 
-BUCKET_BITS = 13  # a table region of 2**13 slots (128 KB) takes one bucket's inserts
+BUCKET_BITS = 13  # a table region of 2**13 slots takes one bucket's inserts
+WIDE = 3  # status: a packed count reached 2**32
+LOW32 = np.uint64(0xFFFFFFFF)
 
 
 @njit(cache=True)
@@ -630,12 +635,35 @@ def _home(key: np.uint64, bits: int) -> int:
 
 
 @njit(cache=True)
-def _insert(t: np.ndarray, bits: int, key: np.uint64, c: np.uint64,
+def _new_table(bits: int, packed: bool) -> np.ndarray:
+    """Return an empty layer table of ``2**bits`` slots."""
+    return np.full((1 if packed else 2) << bits, EMPTY_KEY, np.uint64)
+
+
+@njit(cache=True)
+def _entry(t: np.ndarray, i: int, packed: bool) -> tuple[np.uint64, np.uint64]:
+    """Return (key, count) of slot ``i`` (key EMPTY_KEY for an empty slot)."""
+    if packed:
+        v = t[i]
+        return (EMPTY_KEY, ZERO) if v == EMPTY_KEY else (v >> np.uint64(32), v & LOW32)
+    return t[2 * i], t[2 * i + 1]
+
+
+@njit(cache=True)
+def _insert(t: np.ndarray, bits: int, key: np.uint64, c: np.uint64, packed: bool,
             status: int) -> tuple[int, int]:
     """Add ``c`` chains into node ``key`` of a layer table; return (1 if the node is new,
-    status)."""
+    status: WIDE when a packed count reaches 2**32)."""
     mask = (1 << bits) - 1
     i = _home(key, bits)
+    if packed:
+        while True:
+            v = t[i]
+            if v == EMPTY_KEY or v >> np.uint64(32) == key:
+                total = c + (ZERO if v == EMPTY_KEY else v & LOW32)
+                t[i] = (key << np.uint64(32)) | (total & LOW32)
+                return int(v == EMPTY_KEY), (WIDE if total > LOW32 else status)
+            i = (i + 1) & mask
     while True:
         k = t[2 * i]
         if k == key:
@@ -648,82 +676,60 @@ def _insert(t: np.ndarray, bits: int, key: np.uint64, c: np.uint64,
 
 
 @njit(cache=True)
-def _resize(t: np.ndarray, bits: int, new_bits: int) -> np.ndarray:
+def _resize(t: np.ndarray, bits: int, new_bits: int, packed: bool) -> np.ndarray:
     """Return a layer table moved into ``2**new_bits`` slots (read in slot order, so its
     inserts go in hash order too)."""
-    bigger = _new_memo(1 << new_bits)
-    for i in range(t.size // 2):
-        if t[2 * i] != EMPTY_KEY:
-            _insert(bigger, new_bits, t[2 * i], t[2 * i + 1], OK)
+    bigger = _new_table(new_bits, packed)
+    for i in range(1 << bits):
+        key, c = _entry(t, i, packed)
+        if key != EMPTY_KEY:
+            _insert(bigger, new_bits, key, c, packed, OK)
     return bigger
 
 
 @njit(cache=True)
-def _by_bucket(keys: np.ndarray, cnts: np.ndarray, n: int,
-               bb: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return the first ``n`` waiting children sorted by the top ``bb`` bits of their hash
-    (a counting sort)."""
-    start = np.zeros((1 << bb) + 1, np.int64)
-    shift = np.uint64(64 - bb)
+def _flush(wk: np.ndarray, wc: np.ndarray, wq: np.ndarray, n: int, tabs: list,
+           meta: np.ndarray, packed: bool, status: int) -> int:
+    """Insert the ``n`` waiting children (key, count, layer) into their layers' tables: each
+    table first grown to hold all of its children under 70% full (why first: inserts sorted
+    by hash fill one region at a time, and a region filled past its share before the table
+    grows makes linear probing walk ever longer runs; measured, 50 times slower), then the
+    children sorted by layer and hash region in one counting sort, and inserted in order."""
+    layers = meta.shape[0]
+    per = np.zeros(layers, np.int64)
     for i in range(n):
-        start[np.int64((keys[i] * HASH_MUL) >> shift) + 1] += 1
-    for b in range(1 << bb):
+        per[wq[i]] += 1
+    base = np.zeros(layers + 1, np.int64)  # first bucket of each layer
+    for q in range(layers):
+        bits = max(meta[q, 0], 10)
+        while 10 * (meta[q, 1] + per[q]) > 7 * (1 << bits):
+            bits += 1
+        if per[q] and (tabs[q].size == 0 or bits > meta[q, 0]):
+            tabs[q] = (_new_table(bits, packed) if tabs[q].size == 0
+                       else _resize(tabs[q], meta[q, 0], bits, packed))
+            meta[q, 0] = bits
+        base[q + 1] = base[q] + (1 << max(0, meta[q, 0] - BUCKET_BITS))
+    start = np.zeros(base[layers] + 1, np.int64)
+    for i in range(n):
+        q = wq[i]
+        start[base[q] + (_home(wk[i], meta[q, 0]) >> BUCKET_BITS) + 1] += 1
+    for b in range(base[layers]):
         start[b + 1] += start[b]
     sk, sc = np.empty(n, np.uint64), np.empty(n, np.uint64)
     for i in range(n):
-        b = np.int64((keys[i] * HASH_MUL) >> shift)
-        sk[start[b]], sc[start[b]] = keys[i], cnts[i]
-        start[b] += 1
-    return sk, sc
-
-
-@njit(cache=True)
-def _flush_layer(t: np.ndarray, bits: int, used: int, keys: np.ndarray, cnts: np.ndarray,
-                 status: int) -> tuple[np.ndarray, int, int, int]:
-    """Insert waiting children into one layer's table, in the order of their hash's top
-    bits; return (table, its bits, its nodes, status). The table is first grown to hold
-    every one of them under 70% full (why before: inserts sorted by hash fill one region at
-    a time, and a region filled past its share before the table grows makes linear probing
-    walk ever longer runs; measured, 50 times slower)."""
-    new_bits = bits
-    while 10 * (used + keys.size) > 7 * (1 << new_bits):
-        new_bits += 1
-    if new_bits > bits:
-        t = _resize(t, bits, new_bits)
-        bits = new_bits
-    bb = max(0, bits - BUCKET_BITS)
-    if bb > 0:
-        keys, cnts = _by_bucket(keys, cnts, keys.size, bb)
-    for i in range(keys.size):
-        new, status = _insert(t, bits, keys[i], cnts[i], status)
-        used += new
-    return t, bits, used, status
-
-
-@njit(cache=True)
-def _flush(wk: np.ndarray, wc: np.ndarray, wq: np.ndarray, n: int, tabs: list,
-           meta: np.ndarray, status: int) -> int:
-    """Insert the ``n`` waiting children (key, count, layer) into their layers' tables."""
-    layers = meta.shape[0]
-    start = np.zeros(layers + 1, np.int64)
-    for i in range(n):
-        start[wq[i] + 1] += 1
-    for q in range(layers):
-        start[q + 1] += start[q]
-    sk, sc = np.empty(n, np.uint64), np.empty(n, np.uint64)
-    at = start.copy()
-    for i in range(n):
         q = wq[i]
-        sk[at[q]], sc[at[q]] = wk[i], wc[i]
-        at[q] += 1
-    for q in range(layers):
-        if start[q + 1] > start[q]:
-            if tabs[q].size == 0:
-                tabs[q] = _new_memo(1 << 10)
-                meta[q, 0] = 10
-            tabs[q], meta[q, 0], meta[q, 1], status = _flush_layer(
-                tabs[q], meta[q, 0], meta[q, 1], sk[start[q]:start[q + 1]],
-                sc[start[q]:start[q + 1]], status)
+        b = base[q] + (_home(wk[i], meta[q, 0]) >> BUCKET_BITS)
+        sk[start[b]], sc[start[b]] = wk[i], wc[i]
+        start[b] += 1
+    i = 0
+    for q in range(layers):  # the children are now in layer order, each layer's by region
+        if per[q]:
+            t, bits, used = tabs[q], meta[q, 0], meta[q, 1]
+            for j in range(i, i + per[q]):
+                new, status = _insert(t, bits, sk[j], sc[j], packed, status)
+                used += new
+            meta[q, 1] = used
+            i += per[q]
     return status
 
 
@@ -735,20 +741,20 @@ def _held(tabs: list) -> int:
 
 @njit(cache=True)
 def _expand_layer(sq: np.ndarray, ecell: np.ndarray, p: int, tabs: list, meta: np.ndarray,
-                  lowest: int, zt: np.ndarray, reach: np.ndarray, ws: tuple,
+                  lowest: int, zt: np.ndarray, reach: np.ndarray, ws: tuple, packed: bool,
                   status: int) -> tuple[int, int]:
     """Push the chains of every node of layer ``p`` to their children; return (the lowest
     layer reached, status). A child with no stone left in reach is a dead end: left out
     unless it lies in the lowest layer reached so far (only that layer's nodes end maximal
-    chains). Children wait in flat arrays (why: no list access per child) until as many as
-    half the slots of the tables wait, then go in at once (:func:`_flush`)."""
+    chains). Children wait in flat arrays (why: no list access per child), up to an eighth
+    of the tables' slots, then go in at once (:func:`_flush`)."""
     mx, hops, caps = ws[0], ws[1], ws[2]
     t = tabs[p]
-    size = max(1 << 16, _held(tabs) // 32)  # half the tables' slots (16 bytes a slot)
-    wk, wc, wq = np.empty(size, np.uint64), np.empty(size, np.uint64), np.empty(size, np.int64)
+    size = max(1 << 16, _held(tabs) // (64 if packed else 128))
+    wk, wc, wq = np.empty(size, np.uint64), np.empty(size, np.uint64), np.empty(size, np.int8)
     n = 0
-    for i in range(t.size // 2):
-        key = t[2 * i]
+    for i in range(1 << meta[p, 0]):
+        key, c = _entry(t, i, packed)
         if key == EMPTY_KEY:
             continue
         left = key >> np.uint64(11)
@@ -765,11 +771,42 @@ def _expand_layer(sq: np.ndarray, ecell: np.ndarray, p: int, tabs: list, meta: n
             if q > lowest and reach[dest, ax] & rest == ZERO:
                 continue
             if n == size:
-                status = _flush(wk, wc, wq, n, tabs, meta, status)
+                status = _flush(wk, wc, wq, n, tabs, meta, packed, status)
                 n = 0
-            wk[n], wc[n], wq[n] = _key(dest, ax, rest), t[2 * i + 1], q
+            wk[n], wc[n], wq[n] = _key(dest, ax, rest), c, q
             n += 1
-    return lowest, _flush(wk, wc, wq, n, tabs, meta, status)
+    return lowest, _flush(wk, wc, wq, n, tabs, meta, packed, status)
+
+
+@njit(cache=True)
+def _layers(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
+            zt: np.ndarray, reach: np.ndarray, ws: tuple,
+            packed: bool) -> tuple[int, np.uint64, int]:
+    """Return (best capture, number of maximal chains, status) of :func:`_layered_count`
+    with packed or unpacked tables."""
+    empty = np.empty(0, np.uint64)
+    tabs = [empty for _ in range(m + 1)]
+    meta = np.zeros((m + 1, 2), np.int64)  # per layer: table bits, nodes
+    tabs[m] = _new_table(10, packed)
+    meta[m, 0] = 10
+    meta[m, 1], status = _insert(tabs[m], 10, _key(start, axis0, _all(m)), ONE, packed, OK)
+    lowest, total = m, ZERO
+    for p in range(m, -1, -1):
+        if meta[p, 1] == 0:
+            continue
+        lowest, status = _expand_layer(sq, ecell, p, tabs, meta, lowest, zt, reach, ws,
+                                       packed, status)
+        if status == WIDE:
+            return -1, ZERO, WIDE
+        if _held(tabs) > LAYERED_BYTES:
+            return -1, ZERO, TOO_BIG
+        if lowest == p and p < m:  # nothing below: this layer's nodes end the maximal chains
+            for i in range(1 << meta[p, 0]):
+                key, c = _entry(tabs[p], i, packed)
+                if key != EMPTY_KEY:
+                    total, status = _add(total, c, status)
+        tabs[p] = empty
+    return m - lowest, total, status
 
 
 @njit(cache=True)
@@ -778,29 +815,14 @@ def _layered_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0:
     """Return (best capture, number of maximal chains, status) of the stone on ``start``
     layer by layer (chain_layers.LayeredSearch's forward pass): every hop captures, so a
     node's children lie in lower layers (fewer stones left); a layer's counts are final once
-    the layers above are expanded, and it is freed once expanded itself. TOO_BIG past
-    ``LAYERED_BYTES`` held."""
-    empty = np.empty(0, np.uint64)
-    tabs = [empty for _ in range(m + 1)]
-    meta = np.zeros((m + 1, 2), np.int64)  # per layer: table bits, nodes
-    tabs[m] = _new_memo(1 << 10)
-    meta[m, 0] = 10
-    meta[m, 1], status = _insert(tabs[m], 10, _key(start, axis0, _all(m)), ONE, OK)
-    lowest, total = m, ZERO
-    for p in range(m, -1, -1):
-        if meta[p, 1] == 0:
-            continue
-        lowest, status = _expand_layer(sq, ecell, p, tabs, meta, lowest, zt, reach, ws,
-                                       status)
-        if _held(tabs) > LAYERED_BYTES:
-            return -1, ZERO, TOO_BIG
-        if lowest == p and p < m:  # nothing below: this layer's nodes end the maximal chains
-            t = tabs[p]
-            for i in range(t.size // 2):
-                if t[2 * i] != EMPTY_KEY:
-                    total, status = _add(total, t[2 * i + 1], status)
-        tabs[p] = empty
-    return m - lowest, total, status
+    the layers above are expanded, and it is freed once expanded itself. Packed tables up to
+    20 enemy stones (again unpacked if a count passes 2**32); TOO_BIG past ``LAYERED_BYTES``
+    held."""
+    if m <= 20:
+        b, c, status = _layers(sq, ecell, m, start, axis0, zt, reach, ws, True)
+        if status != WIDE:
+            return b, c, status
+    return _layers(sq, ecell, m, start, axis0, zt, reach, ws, False)
 
 
 # -- one position: the scan, then the chains (rules.State._generate) ----------------------------
