@@ -1327,12 +1327,13 @@ def _reference_hops(x: int, o: int, side: int, quiet: int, mover: int, last: int
     """Return hop_actions from the reference: a chain search from the moving stone's node."""
     from .actions import HOP_ACTION, WhistlingActions
     from .chains import Chains
+    from .movegen import _extremes
 
     state = _state(x, o, side, quiet)
     if mover < 0:
         return WhistlingActions().legal_actions(WhistlingActions().from_game_state(state))
     own, enemy = state.stones[side], state.stones[1 - side]
-    chains = Chains(own, enemy, [mover], [], [0] * 6, last)
+    chains = Chains(own, enemy, [mover], [], _extremes(cells_of(enemy)), last)
     hops = chains.hops(mover, mover, last, enemy, chains.n)
     return sorted(HOP_ACTION[mover * NC + dest] for _, dest, _ in hops)
 
