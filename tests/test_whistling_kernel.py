@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from boardzoo.envs.core.game import PositionError
+from boardzoo.cli import main
+from boardzoo.envs.core.game import PositionError, divide
+from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.whistling import kernel as K
 from boardzoo.envs.whistling.actions import HopState, WhistlingActions
 from boardzoo.envs.whistling.evaluation import whistling_eval
@@ -273,6 +275,24 @@ def test_perft_of_chain_positions():
         for depth in (1, 2):
             assert K.perft(text, depth) == State.from_text(text).perft(depth), (ply, depth)
     assert K.perft(START_TEXT, 0) == 1
+
+
+def test_cli_perft_counts_on_the_kernel_with_the_same_output(capsys):
+    assert get_spec("whistling").perft is not None
+    taylor = load_vector("whistling", "taylor_example.json")["position"]
+    for argv, position in ((["perft", "whistling", "2"], START_TEXT),
+                           (["perft", "whistling", "2", "--position", taylor], taylor)):
+        assert main(argv) == 0
+        lines = capsys.readouterr().out.strip().splitlines()
+        want = State.from_text(position).perft(2)
+        assert lines[-1] == str(want)
+        assert lines[0].startswith(f"perft(2) = {want} in ") and lines[0].endswith(" leaves/s)")
+    assert main(["perft", "whistling", "2", "--divide", "--position", taylor]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    state = State.from_text(taylor)
+    want = divide(state, 2)
+    assert lines[:-2] == [f"{move}: {count}" for move, count in want.items()]
+    assert lines[-1] == str(sum(want.values()))
 
 
 def test_bad_position_text_is_the_references_error():

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import reprlib
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import ClassVar, TypeVar
 
 Move = Hashable
@@ -198,6 +198,11 @@ def perft(state: GameState, depth: int) -> int:
     return state.perft(depth)
 
 
-def divide(state: GameState, depth: int) -> dict[str, int]:
-    """Return perft(child, depth-1) per legal move, keyed by canonical notation."""
-    return {state.move_to_str(m): state.apply(m).perft(depth - 1) for m in state.legal_moves()}
+def divide(state: GameState, depth: int,
+           count: Callable[[GameState, int], int] | None = None) -> dict[str, int]:
+    """Return perft(child, depth-1) per legal move, keyed by canonical notation; ``count``
+    counts a child's perft (default: its own ``perft``)."""
+    if count is None:
+        return {state.move_to_str(m): state.apply(m).perft(depth - 1)
+                for m in state.legal_moves()}
+    return {state.move_to_str(m): count(state.apply(m), depth - 1) for m in state.legal_moves()}

@@ -69,6 +69,9 @@ class GameSpec:
     #: such check). Network searches with ``play.win_in_one`` value a position where one
     #: exists as won without asking the network, and play it at the root.
     winning_move: Callable[[GameState], Move | None] | None = None
+    #: ``perft(state, depth)``: the count of ``state.perft(depth)`` (history and draw rules
+    #: included), computed faster, e.g. on a compiled kernel (None: ``state.perft``).
+    perft: Callable[[GameState, int], int] | None = None
     #: MCTS playout length cap (short where an evaluation scores the cut-off).
     playout_cap: int = DEFAULT_PLAYOUT_CAP
     #: Board symmetries for training augmentation, identity first (computed on first use).

@@ -1387,12 +1387,18 @@ def evaluation(x: int, o: int, side: int, quiet: int) -> float:
     return _evaluation.whistling_eval(_state(x, o, side, quiet))
 
 
+def perft_state(state: object, depth: int) -> int:
+    """Return ``state.perft(depth)`` of a rules.State, counted on the kernel (what
+    ``boardzoo perft whistling`` prints; the reference answers past the kernel's bounds)."""
+    x, o = state.stones  # type: ignore[attr-defined]
+    total, status = perft_words(words(x), words(o), state.side, state.quiet,  # type: ignore[attr-defined]
+                                depth)
+    return int(total) if status == OK else state.perft(depth)  # type: ignore[attr-defined]
+
+
 def perft(position_text: str, depth: int) -> int:
     """Return the number of turn sequences of ``depth`` plies from a position text
-    (rules.State.perft, what ``boardzoo perft whistling`` prints)."""
+    (rules.State.perft)."""
     from .rules import State
 
-    state = State.from_text(position_text)
-    x, o = state.stones
-    total, status = perft_words(words(x), words(o), state.side, state.quiet, depth)
-    return int(total) if status == OK else state.perft(depth)
+    return perft_state(State.from_text(position_text), depth)
