@@ -439,12 +439,21 @@ def classify(run: Callable[[], None], timeout: float) -> tuple[str, str]:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def _compile(game: str, text: str) -> None:
+    """Run the game's compiled perft once before the timed cases: a JIT's first compile (up
+    to a minute on a cold numba cache) is not a hang of the code under test."""
+    spec = get_spec(game)
+    if spec.perft is not None:
+        spec.perft(spec.state_cls.from_text(text), 1)
+
+
 def campaign(cases: int, seed: int = 0, timeout: float = 10.0,
              games: list[str] | None = None) -> Iterator[tuple[str, str, str]]:
     """Yield (entry point, outcome, detail) for ``cases`` cases per game and entry point."""
     rng = random.Random(seed)
     for game in games or list(GAMES):
         seeds = _positions(game, random.Random(seed))
+        _compile(game, seeds[0])
         for name, make in {**PER_GAME, **ONCE}.items():
             if name in ONCE and game != (games or list(GAMES))[0]:
                 continue

@@ -4,6 +4,7 @@ the CLI, and the refusal kept as a last resort."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import sys
@@ -14,6 +15,7 @@ import pytest
 from test_whistling_chains import HUGE, HUGE_TURNS, A, sparse_positions
 
 from boardzoo.cli import main
+from boardzoo.envs.core import registry
 from boardzoo.envs.whistling import chain_layers, chains
 from boardzoo.envs.whistling.batched_search import per_game_actions
 from boardzoo.envs.whistling.hexgrid import CELL_NAMES, CELLS, COORD_INDEX, DIRECTIONS
@@ -152,6 +154,12 @@ def test_refusal_beyond_the_bound_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(chains, "MAX_BYTES", 500_000)  # the issue's position keeps ~1 MB
     with pytest.raises(chains.ChainLimitError, match="more than 500,000 bytes"):
         State.from_text(ISSUE).legal_count()
+    # `boardzoo perft whistling` counts on the compiled kernel, whose bound is its own
+    assert main(["perft", "whistling", "1", "--position", ISSUE]) == 0
+    assert capsys.readouterr().out.split()[-1] == str(ISSUE_TURNS)
+    # on the reference rules alone the refusal is one line
+    spec = registry.get_spec("whistling")
+    monkeypatch.setitem(registry._SPECS, "whistling", dataclasses.replace(spec, perft=None))
     assert main(["perft", "whistling", "1", "--position", ISSUE]) == 2
     err = capsys.readouterr().err.strip()
     assert "500,000 bytes" in err and len(err.splitlines()) == 1
