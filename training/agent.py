@@ -19,7 +19,9 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   whether the search looks for wins in one (default: the network's ``play.win_in_one``;
   Ultima's checkmates in one, other games have no such check), ``leaf=D``: each search leaf
   valued by an alpha-beta search of D turns instead of the network's value (default: the
-  network's ``play.leaf_depth``, 0: off; LOA and Ultima).
+  network's ``play.leaf_depth``, 0: off; LOA and Ultima), ``stop=on|off``: whether the
+  search stops once its remaining simulations cannot change its move (default: the
+  network's ``play.stop_early``, on; PUCT roots only).
   Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
 A position with a single legal action is played without the network, and so is a win at
@@ -142,7 +144,8 @@ class NetAgent(ActionAgent):
         search = run_search(game, self.search_evaluate, state, self.search_cfg, self.rng,
                             self.simulations, add_noise=False, deadline=self.move_deadline,
                             skip_forced=self.cfg.play.skip_forced,
-                            winning_action=self.winning_action)
+                            winning_action=self.winning_action,
+                            stop_early=self.cfg.play.stop_early)
         return int(search.root.actions[search.choose(0.0)])
 
 
@@ -159,16 +162,18 @@ def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
     if not arg:
         raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
                                 "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N "
-                                ",ptemp=T ,forced=skip|search ,win1=on|off ,leaf=D)")
+                                ",ptemp=T ,forced=skip|search ,win1=on|off ,leaf=D ,stop=on|off)")
     first, *rest = arg.split(",")
     opts = {}
     for part in rest:
         key, eq, value = part.partition("=")
         key = key.strip().lower()
-        if not eq or key not in ("sims", "root", "m", "ptemp", "forced", "win1", "leaf"):
+        if not eq or key not in ("sims", "root", "m", "ptemp", "forced", "win1", "leaf",
+                                    "stop"):
             raise UnknownAgentError(f"agent checkpoint: unknown option {echo(part.strip())}; "
                                     f"use sims=N, root=puct|gumbel, m=N, ptemp=T, "
-                                    f"forced=skip|search, win1=on|off or leaf=D")
+                                    f"forced=skip|search, win1=on|off, leaf=D or "
+                                    f"stop=on|off")
         opts[key] = value.strip()
     return first.strip(), opts
 
@@ -190,7 +195,7 @@ def _option(opts: dict[str, str], key: str, convert: Callable[[str], Any],
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]
-    [,forced=skip|search][,win1=on|off][,leaf=D]`` for ``game``."""
+    [,forced=skip|search][,win1=on|off][,leaf=D][,stop=on|off]`` for ``game``."""
     where, opts = _parse(arg)
     path = Path(where)
     if where in GAMES and not path.is_file():
@@ -208,12 +213,14 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
     root = _option(opts, "root", str, lambda v: v in ROOT_RULES, " or ".join(ROOT_RULES))
     win1 = _option(opts, "win1", str, lambda v: v in ("on", "off"), "on or off")
     leaf = _option(opts, "leaf", int, lambda v: 0 <= v <= 8, "a whole number from 0 to 8")
+    stop = _option(opts, "stop", str, lambda v: v in ("on", "off"), "on or off")
     if leaf and not isinstance(get_spec(game).actions, MoveActions):
         raise UnknownAgentError(f"agent checkpoint: leaf=D needs a game whose actions are "
                                 f"whole moves (LOA, Ultima), not {game}")
     play = {"gumbel_m": m, "policy_temperature": ptemp, "root": root, "leaf_depth": leaf,
             "skip_forced": None if forced is None else forced == "skip",
-            "win_in_one": None if win1 is None else win1 == "on"}
+            "win_in_one": None if win1 is None else win1 == "on",
+            "stop_early": None if stop is None else stop == "on"}
     cfg = dataclasses.replace(cfg, play=dataclasses.replace(
         cfg.play, **{k: v for k, v in play.items() if v is not None}))
     return NetAgent(game, net, cfg, sims, seed)

@@ -70,7 +70,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 #: Config keys ``boardzoo export --set`` may change: how the search plays, never the weights'
 #: shapes or what training did.
 EXPORT_KEYS = ("play.root", "play.gumbel_m", "play.policy_temperature", "play.skip_forced",
-               "play.win_in_one")
+               "play.win_in_one", "play.leaf_depth", "play.stop_early")
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -119,6 +119,13 @@ class PlayConfig:
     #: ``mcts.leaf_depth`` in play: each leaf of the network's search valued by an alpha-beta
     #: search of this many turns instead of the network's value. 0: off.
     leaf_depth: int = 0
+    #: Stop a search once the simulations it has left (its budget, and under a time limit
+    #: what it runs by the deadline at its rate so far) cannot change the move it plays:
+    #: with the PUCT root, when the most visited move leads every other by more than that.
+    #: The move is the one the whole search would play; only its time is saved (a fixed
+    #: budget) or the deadline's estimate trusted (a time limit). Gumbel's sequential
+    #: halving has no such test.
+    stop_early: bool = True
 
 
 @dataclass

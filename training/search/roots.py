@@ -106,6 +106,11 @@ class RootRule:
         """Return the root edge to play."""
         raise NotImplementedError
 
+    def settled(self, root: Edges, remaining: int) -> bool:
+        """Whether ``remaining`` more simulations cannot change the edge :meth:`choose`
+        plays at temperature 0 (``play.stop_early``); a rule without such a test says no."""
+        return False
+
 
 class PuctRoot(RootRule):
     """AlphaZero: PUCT, Dirichlet noise at the root, visit-count targets."""
@@ -114,6 +119,7 @@ class PuctRoot(RootRule):
     keys = ("mcts.c_puct", "mcts.fpu_reduction")
     selfplay_keys = ("mcts.dirichlet_alpha", "mcts.dirichlet_fraction", "mcts.reuse_tree",
                      "selfplay.temperature_moves")
+    play_keys = ("play.stop_early",)
     reuses_subtrees = True
 
     def start(self, root: Edges) -> Any | None:
@@ -164,6 +170,17 @@ class PuctRoot(RootRule):
         p = n[rows] ** (1.0 / temperature[rows])[:, None]
         best[rows] = self.draw.sample(p / xp.sum(p, axis=-1, keepdims=True))
         return best
+
+
+    def settled(self, root: Edges, remaining: int) -> bool:
+        """The most visited edge is played (:meth:`choose`); once it leads every other by
+        more than the simulations left, none can catch it, not even to a tie (Leela Chess
+        Zero's "smart pruning"). One tree (one row of edges) only."""
+        n = root.n if root.valid is None else root.n[root.valid]
+        if n.shape[-1] < 2:
+            return True
+        ranked = root.xp.sort(n)
+        return bool(ranked[-1] - ranked[-2] > remaining)
 
 
 class GumbelRoot(RootRule):

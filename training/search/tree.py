@@ -18,6 +18,7 @@ self-play drives many (:mod:`boardzoo.training.selfplay`).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -223,21 +224,49 @@ class Search:
         """Return the index (into root.actions) of the action to play."""
         return int(self.rule.choose(self._root_edges(), temperature))
 
+    def settled(self, left: int) -> bool:
+        """Whether ``left`` more simulations cannot change :meth:`choose` at temperature 0."""
+        return bool(self.root.expanded and self.rule.settled(self._root_edges(), left))
+
+
+def simulations_left(done: int, simulations: int, elapsed: float,
+                     time_left: float | None) -> int:
+    """Return how many more simulations a search can still run: what is left of its budget,
+    and with a deadline (``time_left`` seconds away) at most what it finishes by then at the
+    rate it has run so far (``done`` simulations in ``elapsed`` seconds), rounded up."""
+    left = simulations - done
+    if time_left is None or done <= 0:
+        return left
+    if time_left <= 0:
+        return 0
+    rate = done / elapsed if elapsed > 0 else math.inf
+    return left if rate == math.inf else min(left, math.ceil(time_left * rate))
+
 
 def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Generator,
                simulations: int, add_noise: bool = False, deadline: float | None = None,
                skip_forced: bool = False,
-               winning_action: Callable[[Any], int | None] | None = None) -> Search:
+               winning_action: Callable[[Any], int | None] | None = None,
+               stop_early: bool = False) -> Search:
     """Run one search with ``net_eval(list of states) -> (logits (B, A), values (B,))``; stop
     early, after at least one simulation, once time.perf_counter() passes ``deadline``;
     ``skip_forced``: play forced actions below the root through; ``winning_action``: value
-    positions below the root whose player can win at once as won (``play.win_in_one``)."""
+    positions below the root whose player can win at once as won (``play.win_in_one``);
+    ``stop_early``: stop once the simulations left (:func:`simulations_left`) cannot change
+    the move played (the root rule's ``settled``; ``play.stop_early``)."""
+    started = time.perf_counter()
     search = Search(game, cfg, rng, state_or_node, add_noise=add_noise, simulations=simulations,
                     skip_forced=skip_forced, winning_action=winning_action)
     search.prepare_root()
     while not search.finished():
         if deadline is not None and search.done and time.perf_counter() >= deadline:
             break
+        if stop_early:
+            now = time.perf_counter()
+            left = simulations_left(search.done, search.simulations, now - started,
+                                    None if deadline is None else deadline - now)
+            if search.settled(left):
+                break
         leaf = search.select()
         if leaf is not None:
             evaluate_leaves(net_eval, game, [(search, leaf)])
