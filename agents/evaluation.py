@@ -11,12 +11,15 @@ searches for forced results only.
 
 from __future__ import annotations
 
+import math
+
 from boardzoo.envs.core.registry import UnknownGameError, get_spec
 from boardzoo.envs.core.spec import DEFAULT_PLAYOUT_CAP, Evaluator, GameSpec, zero_evaluation
 
 zero = zero_evaluation
 
-__all__ = ["Evaluator", "get_evaluator", "get_playout_cap", "get_scale", "zero"]
+__all__ = ["Evaluator", "as_value", "get_evaluator", "get_playout_cap", "get_scale",
+           "static_value", "zero"]
 
 
 def _spec(game: str) -> GameSpec | None:
@@ -37,6 +40,17 @@ def get_scale(game: str) -> float:
     """Return the evaluation scale of ``game`` for squashing into [-1, 1] (1 if unknown)."""
     spec = _spec(game)
     return spec.eval_scale if spec else 1.0
+
+
+def as_value(score: float, scale: float) -> float:
+    """Return ``score`` (evaluation units) as a value in (-1, 1), ``tanh(score / scale)``: how
+    every search and training target in boardzoo reads an evaluation or a search score."""
+    return math.tanh(score / scale)
+
+
+def static_value(game: str, state) -> float:
+    """Return the static evaluation of ``state`` as a value for the player to move."""
+    return as_value(get_evaluator(game)(state), get_scale(game))
 
 
 def get_playout_cap(game: str) -> int:

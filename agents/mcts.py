@@ -16,7 +16,7 @@ import time
 from boardzoo.envs.core.game import GameState, Move, echo
 
 from .base import Agent, UnknownAgentError
-from .evaluation import Evaluator, get_evaluator, get_playout_cap, get_scale
+from .evaluation import Evaluator, as_value, get_evaluator, get_playout_cap, get_scale
 
 
 class Node:
@@ -149,7 +149,7 @@ class MCTSAgent(Agent):
             state = state.apply(rng.choice(state.legal_moves()))
         if state.is_terminal():
             return state.returns()
-        v = math.tanh(self.evaluate(state) / self.scale)
+        v = as_value(self.evaluate(state), self.scale)
         return (v, -v) if state.to_move == 0 else (-v, v)
 
 

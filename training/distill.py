@@ -47,7 +47,7 @@ import numpy as np
 import torch
 
 from boardzoo.agents.alphabeta import searcher as alphabeta_searcher
-from boardzoo.agents.evaluation import get_evaluator
+from boardzoo.agents.evaluation import as_value, get_evaluator
 from boardzoo.envs.core.registry import action_game, get_spec
 
 from .buffer import ReplayBuffer
@@ -160,7 +160,7 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
                     g = game.game_state(state)
                     v = searcher.search_value(g)
                     v = v if g.to_move == player else -v
-                    data.values.append(math.tanh(max(-WIN_SCORE, min(WIN_SCORE, v)) / scale))
+                    data.values.append(as_value(max(-WIN_SCORE, min(WIN_SCORE, v)), scale))
                 else:
                     data.values.append(math.tanh(prior))
                 data.priors.append(prior)

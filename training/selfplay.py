@@ -26,7 +26,6 @@ floating-point bits.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.agents.evaluation import get_evaluator, get_scale
+from boardzoo.agents.evaluation import static_value
 
 from .config import Config
 from .knowledge import Knowledge
@@ -138,7 +137,7 @@ class NetEvaluator:
 
 def adjudicate(game_name: str, state) -> float:
     """Score an unfinished game for player 0 in [-1, 1] by the game's static evaluation."""
-    v = math.tanh(get_evaluator(game_name)(state) / get_scale(game_name))
+    v = static_value(game_name, state)
     return v if state.to_move == 0 else -v
 
 

@@ -15,7 +15,6 @@ actions).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,7 @@ import torch
 
 from boardzoo.agents.alphabeta import MAX_DEPTH, WIN
 from boardzoo.agents.alphabeta import from_spec as alphabeta
-from boardzoo.agents.evaluation import get_scale
+from boardzoo.agents.evaluation import as_value, get_scale
 from boardzoo.envs.core.game import GameState
 
 
@@ -43,7 +42,7 @@ class LeafSearch:
         score = self.searcher.search_value(state)
         if abs(score) >= WIN - MAX_DEPTH:  # a forced win or loss within the search
             return 1.0 if score > 0 else -1.0
-        return math.tanh(score / self.scale)
+        return as_value(score, self.scale)
 
 
 class SearchedLeaves:
