@@ -162,6 +162,19 @@ def test_training_loss_on_legal_logits_equals_the_dense_loss(name):
     assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(g0, g1, strict=True))
 
 
+def test_training_asks_the_bilinear_head_for_the_legal_logits_alone(monkeypatch):
+    # compute_loss takes the legal-logits path for a head that says it is cheaper there
+    from boardzoo.training import learner
+
+    net = random_net(small_config("ultima"), action_game("ultima"))
+    assert net.policy.cheaper_at_legal_actions
+    taken = []
+    monkeypatch.setattr(learner, "_legal_policy_losses", lambda *a: taken.append(1) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        learner.compute_loss(net, {})
+    assert taken == [1]
+
+
 @pytest.mark.parametrize("name", ["ultima", "whistling"])
 def test_a_played_search_on_legal_logits_equals_the_dense_search(name):
     from boardzoo.training.search.tree import run_search

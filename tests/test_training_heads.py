@@ -89,7 +89,7 @@ def test_bilinear_logits_are_query_key_products_plus_kind_bias(name, grid):
     game = action_game(name)
     net = build_net(small(name, "model.policy_head=bilinear", "model.bilinear_dim=4",
                           f"model.internal_grid={grid}"), game).eval()
-    head = net.bilinear
+    head = net.policy
     # Ultima's cells and pairs are in order: the head skips both gathers (checked below)
     assert head.cells_in_order == head.pairs_in_order == (name == "ultima")
     torch.nn.init.normal_(head.kind_bias)
@@ -128,7 +128,7 @@ def test_bilinear_scores_have_rank_d_where_the_conv_head_has_policy_channels_plu
     with torch.no_grad():
         conv_logits = conv(obs)[0][0].view(64, 64)
         logits = net(obs)[0][0]
-    scores = (logits - net.bilinear.kind_bias[net.bilinear.kinds]).view(64, 64)
+    scores = (logits - net.policy.kind_bias[net.policy.kinds]).view(64, 64)
     assert torch.linalg.matrix_rank(scores).item() == 16
     assert torch.linalg.matrix_rank(conv_logits).item() <= 9
 
@@ -317,3 +317,30 @@ def test_buffer_rejects_observation_bits_that_do_not_fit():
     with pytest.raises(ValueError, match="do not fit"):
         ReplayBuffer(8, (3, 3, 3), 4).load_state_dict(_filled_buffer(
             np.ones((5, 3, 3, 2), np.float32)).state_dict())
+
+
+@pytest.mark.parametrize("name, head", [("loa", "linear"), ("ultima", "conv"),
+                                        ("ultima", "bilinear")])
+def test_a_file_saved_before_the_heads_were_modules_loads(name, head):
+    # before 2026-12-06 the heads' layers sat on the network itself: policy_conv, policy_fc,
+    # policy_cells, policy_extra, bilinear (the shipped networks are such files)
+    old_names = {"policy.conv.": "policy_conv.", "policy.fc.": "policy_fc.",
+                 "policy.cells.": "policy_cells.", "policy.extra.": "policy_extra."}
+    game = action_game(name)
+    cfg = small(name, f"model.policy_head={head}")
+    net = build_net(cfg, game)
+    old = {}
+    for key, value in net.state_dict().items():
+        for new, before in old_names.items():
+            if key.startswith(new):
+                key = before + key[len(new):]
+                break
+        else:
+            if key.startswith("policy."):
+                key = "bilinear." + key[len("policy."):]
+        old[key] = value.clone() + 1.0
+    assert any(k.startswith(("policy_", "bilinear.")) for k in old)
+    fresh = build_net(cfg, game)
+    fresh.load_state_dict(old)  # strict: every key found
+    for key, value in fresh.state_dict().items():
+        assert torch.equal(value, net.state_dict()[key] + 1.0), key

@@ -35,7 +35,7 @@ def random_positions(n: int, seed: int = 0) -> list[State]:
 def uniform_net(cfg):
     """A network with uniform priors and value 0 (zeroed output layers)."""
     net = build_net(cfg, LOA)
-    for layer in (net.policy_fc, net.value_fc[2]):
+    for layer in (net.policy.fc, net.value_fc[2]):
         torch.nn.init.zeros_(layer.weight)
         torch.nn.init.zeros_(layer.bias)
     return net.eval()

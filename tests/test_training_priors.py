@@ -92,7 +92,7 @@ def test_policy_prior_network_needs_the_action_prior():
 
 def test_a_network_without_priors_starts_from_a_random_initialisation():
     net = ultima_net("model.policy_prior=0", "model.value=learned")
-    assert net.value_fc[-1].weight.abs().sum() > 0 and net.bilinear.key.weight.abs().sum() > 0
+    assert net.value_fc[-1].weight.abs().sum() > 0 and net.policy.key.weight.abs().sum() > 0
     with_prior = ultima_net("model.policy_prior=0", "model.value=prior")
     assert with_prior.value_fc[-1].weight.abs().sum() == 0
 
@@ -148,8 +148,8 @@ def test_prior_kl_is_the_divergence_from_the_capture_policy():
         plain, _, _ = compute_loss(net, batch, 0.0)
         fresh, _, _ = compute_loss(net, batch, 0.0, prior_kl=5.0)
         assert fresh.item() == pytest.approx(plain.item(), abs=1e-6)  # exactly its prior
-        net.bilinear.key.weight.normal_(0.0, 3.0)
-        net.bilinear.query.weight.normal_(0.0, 3.0)
+        net.policy.key.weight.normal_(0.0, 3.0)
+        net.policy.query.weight.normal_(0.0, 3.0)
         plain, _, _ = compute_loss(net, batch, 0.0)
         pulled, _, _ = compute_loss(net, batch, 0.0, prior_kl=0.5)
         logits, _ = net(batch["obs"], None, batch["action_prior"])
@@ -172,7 +172,7 @@ def test_prior_kl_equals_mixing_the_target_with_the_prior():
     torch.manual_seed(1)
     net = ultima_net("model.policy_prior=2", "model.value=learned")
     with torch.no_grad():
-        net.bilinear.key.weight.normal_()
+        net.policy.key.weight.normal_()
     batch = _ultima_batch(5, seed=12)
     w = 0.7
     prior = torch.softmax((2.0 * batch["action_prior"]).masked_fill(~batch["mask"], -math.inf), 1)
@@ -181,7 +181,7 @@ def test_prior_kl_equals_mixing_the_target_with_the_prior():
     for b, kw in ((batch, {"prior_kl": w}), (mixed, {"policy_weight": 1 + w})):
         net.zero_grad()
         compute_loss(net, b, 0.0, **kw)[0].backward()
-        grads.append(net.bilinear.key.weight.grad.clone())
+        grads.append(net.policy.key.weight.grad.clone())
     assert grads[0].abs().max() > 1e-4
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
 
@@ -208,11 +208,11 @@ def test_policy_loss_weight_zero_trains_the_value_only():
     game = action_game("ultima")
     learner = Learner(cfg, game)
     _fill_buffer(learner, _ultima_batch(8, seed=13), priors=True)
-    key = learner.net.bilinear.key.weight.clone()
+    key = learner.net.policy.key.weight.clone()
     value_out = learner.net.value_fc[-1].weight.clone()
     learner.train_steps(1)
     assert learner.last_steps == 5
-    assert torch.equal(learner.net.bilinear.key.weight, key)  # zero, and held there
+    assert torch.equal(learner.net.policy.key.weight, key)  # zero, and held there
     assert not torch.equal(learner.net.value_fc[-1].weight, value_out)
 
 
@@ -228,10 +228,10 @@ def test_priors_turned_off_by_an_override_train_without_the_pull():
     assert cfg.train.prior_kl > 0 and cfg.model.policy_prior == 0
     learner = Learner(cfg, action_game("ultima"))
     _fill_buffer(learner, _ultima_batch(8, seed=14), priors=False)
-    before = learner.net.bilinear.key.weight.clone()
+    before = learner.net.policy.key.weight.clone()
     losses = learner.train_steps(1)
     assert learner.last_steps == 3 and math.isfinite(losses["loss"])
-    assert not torch.equal(learner.net.bilinear.key.weight, before)
+    assert not torch.equal(learner.net.policy.key.weight, before)
 
 
 # -- value target and buffer ----------------------------------------------------------------

@@ -44,7 +44,7 @@ def compute_loss(net: torch.nn.Module, batch: dict[str, torch.Tensor],
                  prior_kl: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (total, policy, value) losses of a batch (see the module docstring); the
     policy loss is the cross-entropy alone, unweighted."""
-    if getattr(net, "bilinear", None) is not None:
+    if getattr(getattr(net, "policy", None), "cheaper_at_legal_actions", False):
         value, policy_loss, kl = _legal_policy_losses(net, batch, prior_kl > 0)
     else:
         value, policy_loss, kl = _dense_policy_losses(net, batch, prior_kl > 0)

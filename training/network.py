@@ -44,6 +44,8 @@ Options (all off by default, so default configs build the same network):
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -99,8 +101,27 @@ class ResBlock(nn.Module):
         return out if mask is None else out * mask
 
 
-class BilinearPolicy(nn.Module):
+class PolicyHead(nn.Module):
+    """A policy head: trunk features ``(B, C, H, W)`` and the cell mask to logits ``(B, A)``."""
+
+    #: Whether :meth:`logits_at` of the legal actions alone costs much less than every
+    #: action's logits, so that training and search should ask for those alone.
+    cheaper_at_legal_actions: ClassVar[bool] = False
+
+    def logits_at(self, x: torch.Tensor, mask: torch.Tensor | None, rows: torch.Tensor,
+                  actions: torch.Tensor) -> torch.Tensor:
+        """Return the logits ``(K,)`` of actions ``actions`` of batch rows ``rows``."""
+        return self(x, mask)[rows, actions]
+
+    def outputs(self) -> list[nn.Module]:
+        """The layers that make the logits (zeroed where the network starts as its priors)."""
+        raise NotImplementedError
+
+
+class BilinearPolicy(PolicyHead):
     """Policy logits <q_from, k_to> / sqrt(d) + bias[kind] over a :class:`PairLayout`."""
+
+    cheaper_at_legal_actions = True
 
     def __init__(self, channels: int, dim: int, layout: PairLayout,
                  cell_feature: np.ndarray) -> None:
@@ -140,7 +161,7 @@ class BilinearPolicy(nn.Module):
             cells = cells[:, :, self.cell_feature]
         return cells.transpose(1, 2)
 
-    def logits_at(self, x: torch.Tensor, rows: torch.Tensor,
+    def logits_at(self, x: torch.Tensor, mask: torch.Tensor | None, rows: torch.Tensor,
                   actions: torch.Tensor) -> torch.Tensor:
         """Return the logits ``(K,)`` of actions ``actions`` of batch rows ``rows``: those of
         :meth:`forward` up to rounding. A search needs only the legal actions, a few hundred
@@ -153,8 +174,9 @@ class BilinearPolicy(nn.Module):
             scores = scores.masked_fill(self.no_pair[actions], 0.0)
         return scores + self.kind_bias[self.kinds[actions]]
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Map trunk features ``(B, C, H, W)`` to logits ``(B, A)``."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Map trunk features ``(B, C, H, W)`` to logits ``(B, A)`` (off-board grid points
+        are never read: the cells are gathered)."""
         cells = self._cells(x)  # (B, N, C)
         scores = torch.bmm(self.query(cells), self.key(cells).transpose(1, 2)) * self.scale
         # (no copy of the n x n scores with a zero appended: a large copy per call)
@@ -164,6 +186,110 @@ class BilinearPolicy(nn.Module):
         if self.no_pair is not None:
             logits = logits.masked_fill(self.no_pair, 0.0)
         return logits + self.kind_bias[self.kinds]
+
+    def outputs(self) -> list[nn.Module]:
+        # the key at zero scores <q, k> = 0, and q still gets gradients
+        return [self.key]
+
+
+def policy_planes(channels: int, planes: int) -> nn.Sequential:
+    """Return the 1x1 conv (batch norm, ReLU) to ``planes`` planes that the linear and conv
+    policy heads start with."""
+    return nn.Sequential(nn.Conv2d(channels, planes, 1, bias=False), nn.BatchNorm2d(planes),
+                         nn.ReLU())
+
+
+class LinearPolicy(PolicyHead):
+    """A 1x1 conv to ``policy_channels`` planes, then one linear layer from all of them to
+    every action's logit: fine for LOA's 513 actions."""
+
+    def __init__(self, channels: int, cfg: ModelConfig, cells: int, num_actions: int) -> None:
+        """``cells``: the trunk's grid points (height x width)."""
+        super().__init__()
+        self.conv = policy_planes(channels, cfg.policy_channels)
+        self.fc = nn.Linear(cfg.policy_channels * cells, num_actions)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Map trunk features ``(B, C, H, W)`` (and the cell mask) to logits ``(B, A)``."""
+        p = self.conv(x)
+        if mask is not None:
+            p = p * mask
+        return self.fc(p.flatten(1))
+
+    def outputs(self) -> list[nn.Module]:
+        return [self.fc]
+
+
+class CellPolicy(PolicyHead):
+    """A 1x1 conv gives each board cell one logit per action that starts there (the game's
+    :class:`ActionLayout`: Ultima's 64 destinations per origin, Whistling's 120 hops per cell);
+    extra actions (LOA's pass) come from a linear layer on the pooled features."""
+
+    def __init__(self, channels: int, cfg: ModelConfig, layout: ActionLayout,
+                 feature_of: np.ndarray, num_actions: int) -> None:
+        """``feature_of[i]``: flat index of observation grid point ``i`` in the trunk's grid."""
+        super().__init__()
+        self.conv = policy_planes(channels, cfg.policy_channels)
+        if layout.num_actions != num_actions:
+            raise ValueError(f"action layout covers {layout.num_actions} actions, the game "
+                             f"has {num_actions}")
+        self.cells = nn.Conv2d(cfg.policy_channels, layout.per_cell, 1)
+        cell_grid = feature_of[np.asarray(layout.cell_grid)]
+        if (cell_grid < 0).any():
+            raise ValueError("a board cell of the action layout is off the internal grid")
+        self.register_buffer("cell_grid", torch.as_tensor(cell_grid), persistent=False)
+        self.extra = nn.Linear(channels, layout.extra) if layout.extra else None
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Map trunk features ``(B, C, H, W)`` (and the cell mask) to logits ``(B, A)``."""
+        p = self.conv(x)
+        if mask is not None:
+            p = p * mask
+        # (B, per_cell, H*W) -> the board cells -> (B, cells * per_cell), cell-major
+        cells = self.cells(p).flatten(2)[:, :, self.cell_grid]
+        logits = cells.transpose(1, 2).flatten(1)
+        if self.extra is not None:
+            pooled = x.mean(dim=(2, 3))
+            logits = torch.cat([logits, self.extra(pooled)], dim=1)
+        return logits
+
+    def outputs(self) -> list[nn.Module]:
+        return [self.cells] + ([self.extra] if self.extra is not None else [])
+
+
+def policy_head(channels: int, cfg: ModelConfig, num_actions: int, cells: int,
+                feature_of: np.ndarray, layout: ActionLayout | None,
+                pairs: PairLayout | None) -> nn.Module:
+    """Return the policy head: bilinear over the game's (from, to) ``pairs``, conv over its
+    per-cell ``layout``, or linear (neither given); see :func:`policy_layout`."""
+    if pairs is not None:
+        if pairs.num_actions != num_actions:
+            raise ValueError(f"pair layout covers {pairs.num_actions} actions, the game "
+                             f"has {num_actions}")
+        feature = feature_of[np.asarray(pairs.cell_grid)]
+        if (feature < 0).any():
+            raise ValueError("a board cell of the pair layout is off the internal grid")
+        return BilinearPolicy(channels, cfg.bilinear_dim, pairs, feature)
+    if layout is not None:
+        return CellPolicy(channels, cfg, layout, feature_of, num_actions)
+    return LinearPolicy(channels, cfg, cells, num_actions)
+
+
+#: State-dict key prefixes of networks saved before the heads were modules of their own
+#: (2026-12-06) -> today's: such files (the shipped networks among them) load unchanged.
+_OLD_HEAD_KEYS = (("policy_conv.", "policy.conv."), ("policy_fc.", "policy.fc."),
+                  ("policy_cells.", "policy.cells."), ("policy_extra.", "policy.extra."),
+                  ("bilinear.", "policy."))
+
+
+def _rename_old_head_keys(module: nn.Module, state_dict: dict, prefix: str, *_: object) -> None:
+    """Load-state-dict pre-hook: rename an older file's policy head keys to today's."""
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        rest = key[len(prefix):]
+        for old, new in _OLD_HEAD_KEYS:
+            if rest.startswith(old):
+                state_dict[prefix + new + rest[len(old):]] = state_dict.pop(key)
+                break
 
 
 class PolicyValueNet(nn.Module):
@@ -202,53 +328,19 @@ class PolicyValueNet(nn.Module):
         ch = cfg.channels
         self.stem = nn.Sequential(conv3x3(c, ch, kernel_mask), nn.BatchNorm2d(ch), nn.ReLU())
         self.blocks = nn.ModuleList(ResBlock(ch, kernel_mask) for _ in range(cfg.blocks))
-        self.bilinear = None
-        self.layout = None if pairs is not None else layout
-        if pairs is not None:
-            if pairs.num_actions != num_actions:
-                raise ValueError(f"pair layout covers {pairs.num_actions} actions, the game "
-                                 f"has {num_actions}")
-            feature = feature_of[np.asarray(pairs.cell_grid)]
-            if (feature < 0).any():
-                raise ValueError("a board cell of the pair layout is off the internal grid")
-            self.bilinear = BilinearPolicy(ch, cfg.bilinear_dim, pairs, feature)
-        else:
-            self.policy_conv = nn.Sequential(nn.Conv2d(ch, cfg.policy_channels, 1, bias=False),
-                                             nn.BatchNorm2d(cfg.policy_channels), nn.ReLU())
-        if pairs is not None:
-            pass  # the bilinear head above is the whole policy head
-        elif layout is None:
-            self.policy_fc = nn.Linear(cfg.policy_channels * h * w, num_actions)
-        else:
-            if layout.num_actions != num_actions:
-                raise ValueError(f"action layout covers {layout.num_actions} actions, the game "
-                                 f"has {num_actions}")
-            self.policy_cells = nn.Conv2d(cfg.policy_channels, layout.per_cell, 1)
-            cell_grid = feature_of[np.asarray(layout.cell_grid)]
-            if (cell_grid < 0).any():
-                raise ValueError("a board cell of the action layout is off the internal grid")
-            self.register_buffer("cell_grid", torch.as_tensor(cell_grid), persistent=False)
-            self.policy_extra = nn.Linear(ch, layout.extra) if layout.extra else None
+        self.policy = policy_head(ch, cfg, num_actions, h * w, feature_of, layout, pairs)
         self.value_conv = nn.Sequential(nn.Conv2d(ch, 1, 1, bias=False), nn.BatchNorm2d(1),
                                         nn.ReLU())
         self.value_fc = nn.Sequential(nn.Linear(h * w, cfg.value_hidden), nn.ReLU(),
                                       nn.Linear(cfg.value_hidden, 1))
+        self.register_load_state_dict_pre_hook(_rename_old_head_keys)
         if cfg.zero_init_heads:
             self._zero_heads()
 
     def _zero_heads(self) -> None:
         """Zero the value head's last layer and the policy head's output (see the options)."""
-        out = [self.value_fc[-1]]
-        if self.bilinear is not None:
-            out.append(self.bilinear.key)  # scores <q, k> = 0; q still gets gradients
-        elif self.layout is None:
-            out.append(self.policy_fc)
-        else:
-            out.append(self.policy_cells)
-            if self.policy_extra is not None:
-                out.append(self.policy_extra)
         with torch.no_grad():
-            for layer in out:
+            for layer in [self.value_fc[-1], *self.policy.outputs()]:
                 for param in layer.parameters():
                     param.zero_()
 
@@ -263,10 +355,7 @@ class PolicyValueNet(nn.Module):
         ``policy_prior`` network.
         """
         x, mask = self._trunk(obs)
-        if self.bilinear is not None:
-            logits = self.bilinear(x)
-        else:
-            logits = self._conv_policy(x, mask)
+        logits = self.policy(x, mask)
         if self.policy_prior:
             logits = logits + self.prior_logits(self._need(action_prior).to(logits.dtype))
         return logits, self._value(x, mask, prior)
@@ -278,11 +367,8 @@ class PolicyValueNet(nn.Module):
         """Return (the logits ``(K,)`` of actions ``actions`` of rows ``rows``, values
         ``(B,)``): :meth:`forward`'s ``logits[rows, actions]`` and values, up to rounding,
         without scoring every action (the bilinear head; other heads gather)."""
-        if self.bilinear is None:
-            logits, value = self.forward(obs, prior, action_prior)
-            return logits[rows, actions], value
         x, mask = self._trunk(obs)
-        logits = self.bilinear.logits_at(x, rows, actions)
+        logits = self.policy.logits_at(x, mask, rows, actions)
         if self.policy_prior:
             at = self._need(action_prior)[rows, actions]
             logits = logits + self.prior_logits(at.to(logits.dtype))
@@ -313,21 +399,6 @@ class PolicyValueNet(nn.Module):
         for block in self.blocks:
             x = block(x, mask)
         return x, mask
-
-    def _conv_policy(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        """Return the linear or conv policy head's logits ``(B, A)``."""
-        p = self.policy_conv(x)
-        if mask is not None:
-            p = p * mask
-        if self.layout is None:
-            return self.policy_fc(p.flatten(1))
-        # (B, per_cell, H*W) -> the board cells -> (B, cells * per_cell), cell-major
-        cells = self.policy_cells(p).flatten(2)[:, :, self.cell_grid]
-        logits = cells.transpose(1, 2).flatten(1)
-        if self.policy_extra is not None:
-            pooled = x.mean(dim=(2, 3))
-            logits = torch.cat([logits, self.policy_extra(pooled)], dim=1)
-        return logits
 
     def _value(self, x: torch.Tensor, mask: torch.Tensor | None,
                prior: torch.Tensor | None) -> torch.Tensor:
