@@ -17,7 +17,9 @@ swapped; games end by the rules only unless ``--max-moves``):
 * the network with ``--sims`` simulations per action (Gumbel root candidates:
   ``--m``, default the network's ``play.gumbel_m``; forced actions below the root played
   through or searched: ``--forced``, default the network's ``play.skip_forced``) against each
-  ``--opponents`` spec (default ``mcts:100``, ``greedy``, ``alphabeta:2``).
+  ``--opponents`` spec (default ``mcts:100``, ``greedy``, ``alphabeta:2``). With
+  ``--movetime`` both sides stop at that limit a move: give the network a large ``--sims``
+  to compare at equal time.
 
 The games run through the arena (:func:`boardzoo.agents.arena.run_games`) in
 ``--workers`` processes, one torch thread each. The last line printed is one
@@ -127,15 +129,17 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def pairings(net: str, opponent: str, games: int, seed: int, label: str) -> list[Pairing]:
+def pairings(net: str, opponent: str, games: int, seed: int, label: str,
+             movetime: float | None = None) -> list[Pairing]:
     """``games`` games of ``net`` against ``opponent``: the net moves first in even games,
-    and games 2k and 2k + 1 share their random opening."""
+    and games 2k and 2k + 1 share their random opening; ``movetime``: both sides' limit."""
     out = []
     for g in range(games):
         gid = f"{label}|{g}"
         first, second = (net, opponent) if g % 2 == 0 else (opponent, net)
         out.append(Pairing(gid, first, second, game_seed(seed, gid),
-                           opening_seed=game_seed(seed, f"{label}|opening|{g // 2}")))
+                           opening_seed=game_seed(seed, f"{label}|opening|{g // 2}"),
+                           movetime=movetime))
     return out
 
 
@@ -178,12 +182,13 @@ def play_matches(game: str, checkpoint: str,
         f",ptemp={args.ptemp:g}" if args.ptemp else "") + (
         f",forced={args.forced}" if args.forced else "") + (
         f",win1={args.win1}" if args.win1 else "") + (
-        f",leaf={args.leaf}" if args.leaf else "")
+        f",leaf={args.leaf}" if args.leaf else "") + (
+        f",stop={args.stop}" if args.stop else "")
     searched = f"checkpoint:{checkpoint}{opts}"
     raw = f"checkpoint:{checkpoint},sims=0"
     matches = [(f"raw_vs_{o}", raw, o) for o in args.raw_vs] + [
         (o, searched, o) for o in args.opponents]
-    tasks = {label: pairings(net, opp, args.games, args.seed, label)
+    tasks = {label: pairings(net, opp, args.games, args.seed, label, args.movetime)
              for label, net, opp in matches}
     left = {label: len(t) for label, t in tasks.items()}
     done: dict[str, list[dict]] = {label: [] for label in tasks}
@@ -247,6 +252,12 @@ def main() -> int:
     ap.add_argument("--leaf", type=int, default=0,
                     help="value each search leaf by an alpha-beta search of this many turns "
                          "(default: the network's play.leaf_depth; LOA and Ultima)")
+    ap.add_argument("--stop", choices=["on", "off"],
+                    help="stop a search once its remaining simulations cannot change its move "
+                         "(default: the network's play.stop_early)")
+    ap.add_argument("--movetime", type=float, default=None,
+                    help="per-move limit in seconds of both sides of every match (equal time: "
+                         "give the network a large --sims); default none")
     ap.add_argument("--opponents", default="mcts:100,greedy,alphabeta:2",
                     help="comma-separated specs the searching network plays")
     ap.add_argument("--raw-vs", default="random",
@@ -290,7 +301,7 @@ def main() -> int:
     play = play_search(cfg)
     result: dict = {"game": game, "checkpoint": str(path), "games_per_match": args.games,
                     "opening_moves": args.opening, "max_moves": args.max_moves,
-                    "workers": args.workers, "sims": args.sims,
+                    "workers": args.workers, "sims": args.sims, "movetime": args.movetime,
                     "root": args.root or play.root, "m": args.m or play.gumbel_m,
                     "skip_forced": cfg.play.skip_forced if args.forced is None
                     else args.forced == "skip",
