@@ -92,10 +92,13 @@ def test_search_agents_stop_at_the_time_limit(game: str, spec: str) -> None:
     # it meets second depends on how deep its timed first search got, so a forced one, played
     # at once, can come up on a busy machine). No depth is given: alphabeta:5 finishes its
     # depth in 0.19 s where a Whistling capture leaves two moves, and CI met that position.
+    # A network's later timed searches plan for what the last one's rate runs by then
+    # (NetAgent.budget), so they may end a little before it where this one runs faster.
     state = load_state(game)
     for ply, text in enumerate(record["moves"]):
         if ply % 2 == 0 and len(state.legal_moves()) > 1:
-            assert record["move_seconds"][ply] >= 0.2 - 1e-3, (ply, record["move_seconds"])
+            least = 0.1 if ply and spec.startswith("checkpoint") else 0.2 - 1e-3
+            assert record["move_seconds"][ply] >= least, (ply, record["move_seconds"])
         state = state.apply(state.parse_move(text))
 
 

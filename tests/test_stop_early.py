@@ -103,3 +103,24 @@ def test_agent_option_stop():
     assert make_agent("checkpoint:ultima", "ultima", 0).cfg.play.stop_early is True
     with pytest.raises(UnknownAgentError, match="stop must be on or off"):
         make_agent("checkpoint:ultima,stop=maybe", "ultima", 0)
+
+
+def test_a_timed_search_plans_for_what_the_last_ones_rate_runs():
+    import time
+
+    agent = make_agent("checkpoint:loa,sims=100000", "loa", 0)
+    assert agent.budget() == 100000  # no time limit: the sims
+    agent.move_deadline = time.perf_counter() + 0.5
+    assert agent.budget() == 100000  # no rate measured yet
+    agent.seconds_per_simulation = 0.01  # 0.5 s left at 100 a second: at most 50
+    assert 46 <= agent.budget() <= 51  # (one more than fits: the deadline ends it)
+    agent.move_deadline = time.perf_counter() - 1.0  # past it: one simulation still
+    assert agent.budget() == 1
+    # a timed move measures the rate and plays a legal move
+    from boardzoo.envs.core.registry import load_state
+
+    agent.set_move_time(0.2)
+    agent.seconds_per_simulation = None
+    state = load_state("loa", None)
+    move = agent.select_move(state)
+    assert move in state.legal_moves() and agent.seconds_per_simulation > 0

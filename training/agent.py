@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.resources
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,8 @@ class NetAgent(ActionAgent):
         self.evaluate = NetEvaluator(net, self.game, cfg.play.policy_temperature)
         self._leaves: SearchedLeaves | None = None
         self.counters = {"actions": 0, "evaluations": 0}
+        #: Seconds a simulation took in the last search under a time limit (None: none yet).
+        self.seconds_per_simulation: float | None = None
         #: The game's winning-move check when the network plays with ``play.win_in_one``.
         self.winning_action = winning_action(game) if cfg.play.win_in_one else None
 
@@ -141,12 +144,27 @@ class NetAgent(ActionAgent):
             win = self.winning_action(state)
             if win is not None:  # a win at once needs no search
                 return int(win)
+        started = time.perf_counter()
         search = run_search(game, self.search_evaluate, state, self.search_cfg, self.rng,
-                            self.simulations, add_noise=False, deadline=self.move_deadline,
+                            self.budget(), add_noise=False, deadline=self.move_deadline,
                             skip_forced=self.cfg.play.skip_forced,
                             winning_action=self.winning_action,
                             stop_early=self.cfg.play.stop_early)
+        if self.move_deadline is not None and search.done:
+            self.seconds_per_simulation = (time.perf_counter() - started) / search.done
         return int(search.root.actions[search.choose(0.0)])
+
+    def budget(self) -> int:
+        """Return the simulations this search plans for: ``sims``, or under a time limit no
+        more than it runs by the deadline at the rate of the last timed search. A Gumbel root
+        plans its sequential halving from the budget, and one it cannot finish leaves its
+        candidates barely searched; a PUCT root's ``stop_early`` reads it too."""
+        if self.move_deadline is None or self.seconds_per_simulation is None:
+            return self.simulations
+        left = self.move_deadline - time.perf_counter()
+        # one more than fits: the deadline, not the plan, ends a search at the expected rate
+        fits = math.ceil(left / max(self.seconds_per_simulation, 1e-9)) + 1
+        return max(1, min(self.simulations, fits))
 
 
 def winning_action(game: str) -> Callable[[Any], int | None] | None:
