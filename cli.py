@@ -22,9 +22,9 @@ from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.base import canonical_spec
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
-from boardzoo.agents.threads import one_torch_thread
 from boardzoo.envs.core.game import BoardzooError, divide
 from boardzoo.envs.core.registry import GAMES, get_spec, load_state
+from boardzoo.envs.core.threads import one_torch_thread
 from boardzoo.training import commands as training_commands
 
 EXIT_USAGE = 2
