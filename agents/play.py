@@ -124,6 +124,9 @@ def play_game(
     position: str | None = None,
     max_moves: int | None = None,
     show: bool = False,
+    opening: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Play one game of ``game`` from its start (or ``position`` text); see :func:`play_from`."""
-    return play_from(load_state(game, position), agents, max_moves=max_moves, show=show)
+    """Play one game of ``game`` from its start (or ``position`` text), opening with the
+    moves of ``opening``; see :func:`play_from`."""
+    return play_from(load_state(game, position), agents, max_moves=max_moves, show=show,
+                     opening=opening)

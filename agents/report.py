@@ -201,7 +201,7 @@ def _repeated_lines(repeated: Sequence[dict], shown: int = 5) -> list[str]:
 def _elo(stats: dict) -> str:
     """Return ``+35 [-103, +185]`` (Elo and its 95% interval), ``—`` where unbounded."""
     def one(v: float | None) -> str:
-        return "—" if v is None else f"{v:+.0f}"
+        return "—" if v is None else f"{round(v):+d}"
     if not stats["n"] or stats["elo"] is None:  # no games, or all won or all lost
         return "—"
     lo, hi = stats["elo_ci95"]

@@ -12,7 +12,8 @@ threads, as a user's script would; ``cli`` first sets one thread as ``boardzoo p
 ``tournament`` do. Each child also reports torch's thread count before and after its moves
 (a library call must give the caller's setting back). The last line printed is one JSON
 object: per install and mode the mean seconds per move and the thread counts, and the
-ratio script / cli.
+ratio script / cli. ``--agent batched:N`` times ``BatchedEnv(GAME, N).step`` with random
+actions instead (``--moves`` steps; ``s_per_move`` is then seconds per step).
 """
 
 from __future__ import annotations
@@ -33,6 +34,19 @@ if mode == "cli":
         from boardzoo.agents.threads import one_torch_thread
     one_torch_thread()
 import torch
+if agent_spec.startswith("batched:"):  # BatchedEnv with random actions, the README's snippet
+    from boardzoo.envs.core.batched import BatchedEnv
+    env = BatchedEnv(game, int(agent_spec[8:]))
+    env.reset(seed=0)
+    before = torch.get_num_threads()
+    env.step(env.random_actions())
+    started = time.perf_counter()
+    for _ in range(moves):
+        env.step(env.random_actions())
+    spent = time.perf_counter() - started
+    print(json.dumps({"s_per_move": spent / moves, "steps_per_s": moves * env.num_envs / spent,
+                      "threads_before": before, "threads_after": torch.get_num_threads()}))
+    sys.exit(0)
 from boardzoo.agents import make_agent
 from boardzoo.envs.core.registry import load_state
 agent = make_agent(agent_spec, game, 1)

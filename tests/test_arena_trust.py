@@ -367,3 +367,13 @@ def test_names_show_in_tables_and_records_keep_the_spec(tmp_path: Path, capsys) 
         ("greedy,name=Greedy One", f"engine:{engine}")}
     # two agents that call themselves alike keep their specs: a name must say who is who
     assert report.display_names([{"players": ["a", "b"], "names": ["X", "X"]}]) == {}
+
+
+def test_play_opens_each_pair_of_games_alike(capsys) -> None:
+    assert main(["play", "loa", "--agents", "greedy", "alphabeta:1", "--games", "4", "--seed",
+                 "1", "--openings", "random:2", "--show"]) == 0
+    shown = [line.split()[1:3] for line in capsys.readouterr().out.splitlines()
+             if line.startswith("moves: ")]
+    assert len(shown) == 4 and shown[0] == shown[1] and shown[2] == shown[3] != shown[0]
+    assert main(["play", "loa", "--openings", "random:2", "--position",
+                 load_state("loa").to_text()]) == 2
