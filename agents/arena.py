@@ -513,7 +513,8 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
             if close is not None:  # a stop rule left games unplayed: end the pool's workers
                 close()
             bar.close()
-        warning = lines.note(-(-games_per_pair // 2))
+        pairs = [r["pair"] for r in finished.values() if isinstance(r.get("pair"), int)]
+        warning = lines.note(max(pairs) + 1) if pairs else None
         if warning:
             print(f"boardzoo: warning: {warning}", file=sys.stderr)
         return [finished[p.id] for p in schedule(agents, games_per_pair, seed, lines)

@@ -104,7 +104,9 @@ class SprtWatch:
         self.trace: list[dict] = []
 
     def __call__(self, record: dict, finished: dict[str, dict]) -> bool:
-        counts = pentanomial(list(finished.values()), *self.agents)
+        games = list(finished.values())
+        again = report.repeats(games)  # a replayed game is no evidence: its pair drops out
+        counts = pentanomial([g for i, g in enumerate(games) if i not in again], *self.agents)
         if sum(counts) == self.pairs:
             return False  # no new pair finished
         self.pairs, self.llr = sum(counts), self.test.llr(counts)

@@ -377,3 +377,15 @@ def test_play_opens_each_pair_of_games_alike(capsys) -> None:
     assert len(shown) == 4 and shown[0] == shown[1] and shown[2] == shown[3] != shown[0]
     assert main(["play", "loa", "--openings", "random:2", "--position",
                  load_state("loa").to_text()]) == 2
+
+
+def test_sprt_does_not_count_a_replayed_pair(capsys) -> None:
+    watch = SprtWatch(Sprt.parse("elo1=50"), ["a", "b"])
+    finished: dict[str, dict] = {}
+    for k in range(2):  # the second pair replays the first move for move
+        for g, players in enumerate((["a", "b"], ["b", "a"])):
+            rec = {"id": f"{k}.{g}", "players": players, "pair": k, "moves": [f"m{g}"],
+                   "scores": [1, 0] if players[0] == "a" else [0, 1]}
+            finished[rec["id"]] = rec
+            watch(rec, finished)
+    assert watch.pairs == 1
