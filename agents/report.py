@@ -53,11 +53,13 @@ def display_names(records: Sequence[dict]) -> dict[str, str]:
 def repeats(records: Sequence[dict]) -> dict[int, int]:
     """Return ``{index: index of the earlier identical game}`` for every game that repeats one
     before it: the same players in the same seats, start position and moves (a record
-    without its moves is never taken for a repeat)."""
+    without its moves as text is never taken for a repeat)."""
     first: dict[tuple, int] = {}
     out = {}
     for i, r in enumerate(records):
-        if not isinstance(r.get("moves"), list):
+        moves, start = r.get("moves"), r.get("start")
+        if not (isinstance(moves, list) and all(isinstance(m, str) for m in moves)
+                and (start is None or isinstance(start, str))):
             continue
         key = (tuple(r["players"]), r.get("start"), tuple(r["moves"]))
         if key in first:

@@ -389,3 +389,19 @@ def test_sprt_does_not_count_a_replayed_pair(capsys) -> None:
             finished[rec["id"]] = rec
             watch(rec, finished)
     assert watch.pairs == 1
+
+
+def test_specs_with_bars_that_used_to_share_an_id_all_play(tmp_path: Path, capsys) -> None:
+    # P|Q and R|S were one id ("greedy,name=x|mcts:2,name=y|alphabeta:1|g") and one seed:
+    # a resumed tournament skipped one of the games and its report disagreed with the file
+    p, q = "greedy,name=x|mcts:2,name=y", "alphabeta:1"
+    r, s = "greedy,name=x", "mcts:2,name=y|alphabeta:1"
+    records = run_tournament("loa", [p, q, r, s], 2, tmp_path, max_plies=4, progress=False,
+                             stop_after=7)
+    capsys.readouterr()
+    records = run_tournament("loa", [p, q, r, s], 2, tmp_path, max_plies=4, progress=False,
+                             resume=True)
+    assert "7 of 12 games were played; playing the 5 missing" in capsys.readouterr().err
+    lines = (tmp_path / GAMES_FILE).read_text().splitlines()
+    assert len(records) == len(lines) == 12 == len({r["id"] for r in records})
+    assert report.build(records)["games"] == 12
