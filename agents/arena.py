@@ -339,8 +339,7 @@ class TournamentConfig:
 _OLD_DEFAULTS = {"openings": "none"}
 
 
-def _check_resume(out: Path, config: TournamentConfig, done: list[dict],
-                  openings: OpeningBook | None) -> None:
+def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None:
     """Raise ArenaError if the tournament in ``out`` is not ``config`` (another game, agents
     or their order, seed, games per pair, ply limit or openings: its ids, seeds and games
     would differ), its tournament.json is damaged, or its games.jsonl holds a game twice or
@@ -366,7 +365,7 @@ def _check_resume(out: Path, config: TournamentConfig, done: list[dict],
                              f"twice (lines {seen[record['id']]} and {n}); a report would "
                              "count it twice: remove one line and resume again")
         seen[record["id"]] = n
-    for p in schedule(config.agents, config.games_per_pair, config.seed, openings):
+    for p in schedule(config.agents, config.games_per_pair, config.seed):  # ids only
         seen.pop(p.id, None)
     if seen:
         strange = next(iter(seen))
@@ -374,8 +373,7 @@ def _check_resume(out: Path, config: TournamentConfig, done: list[dict],
                          f"not in this tournament (e.g. {strange[:100]!r})")
 
 
-def _prepare(out: Path, config: TournamentConfig, resume: bool,
-             openings: OpeningBook | None) -> list[dict]:
+def _prepare(out: Path, config: TournamentConfig, resume: bool) -> list[dict]:
     """Check the output folder against ``config``; return the games already played."""
     out.mkdir(parents=True, exist_ok=True)
     games_path = out / GAMES_FILE
@@ -384,7 +382,7 @@ def _prepare(out: Path, config: TournamentConfig, resume: bool,
         raise ArenaError(f"{games_path} already holds {len(done)} game(s); "
                          "pass --resume to continue it or choose another --out")
     if resume:
-        _check_resume(out, config, done, openings)
+        _check_resume(out, config, done)
     write_atomic(out / CONFIG_FILE, json.dumps(asdict(config), indent=2) + "\n")
     return done
 
@@ -482,7 +480,7 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
     config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies, movetime,
                               lines.spec)
     with locked(out):  # held until the games are written: one tournament per folder
-        done = _prepare(out, config, resume, lines)
+        done = _prepare(out, config, resume)
         finished = {r["id"]: r for r in done}
         total = games_per_pair * len(agents) * (len(agents) - 1) // 2
         if resume:
