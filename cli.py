@@ -17,14 +17,14 @@ import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
-from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime
+from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime, openings
 from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.base import canonical_spec
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
-from boardzoo.agents.threads import one_torch_thread
 from boardzoo.envs.core.game import BoardzooError, divide
 from boardzoo.envs.core.registry import GAMES, get_spec, load_state
+from boardzoo.envs.core.threads import one_torch_thread
 from boardzoo.training import commands as training_commands
 
 EXIT_USAGE = 2
@@ -93,19 +93,25 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.max_moves is not None and args.max_moves < 1:
         raise UsageError(f"--max-moves must be >= 1, got {args.max_moves}")
     load_state(args.game, args.position)  # validate game and position before building agents
+    if args.position is not None and args.openings != "none":
+        raise UsageError("--position and --openings both say where games start; give one")
+    lines = openings.book(args.openings, args.game, args.seed or 0)
     specs = [canonical_spec(a) for a in args.agents]  # ALPHABETA:1 and alphabeta:1 are one agent
     one_torch_thread()  # this command owns the process
     totals = {specs[0]: 0.0, specs[1]: 0.0} if specs[0] != specs[1] else None
     for g in range(args.games):
-        # colours alternate between games so neither agent always moves first
+        # colours alternate between games so neither agent always moves first; the two games
+        # of a pair share an opening
         order = specs if g % 2 == 0 else specs[::-1]
+        opening = lines[g // 2]
         seed = None if args.seed is None else args.seed + g
         agents = [make_agent(s, args.game, None if seed is None else seed * 2 + i)
                   for i, s in enumerate(order)]
         movetime.limit_agents(agents, args.movetime)
         try:
-            record = play_game(args.game, agents, position=args.position,
-                               max_moves=args.max_moves, show=args.show)
+            record = play_game(args.game, agents, position=args.position or opening.position,
+                               max_moves=args.max_moves, show=args.show,
+                               opening=opening.moves)
         except HumanQuit as exc:  # leaving a game is a choice, not an error
             print(f"game {g + 1} abandoned: {exc}")
             return 0
@@ -151,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show", action="store_true", help="show the board after every move")
     p.add_argument("--max-moves", type=int, default=None, help="stop a game after N turns")
     movetime.add_option(p)
+    openings.add_option(p, default="none")
     _add_position(p)
     p.set_defaults(func=cmd_play)
 

@@ -1,11 +1,13 @@
 """Round-robin tournaments: a deterministic schedule, parallel games, a resumable games.jsonl.
 
-Every pair of agents plays ``games_per_pair`` games, the first-listed agent of
-the pair moving first in even-numbered games and second in odd ones. Each game
-has a stable id (``"A|B|g"``) and a seed derived from the tournament seed and
-that id alone, so the set of results does not depend on the number of workers
-or on interruptions. Finished games are appended to ``games.jsonl`` (one JSON
-object per line, flushed and fsynced) by the parent process only.
+Every pair of agents plays ``games_per_pair`` games in game pairs: pair ``k`` (games ``2k``
+and ``2k + 1``) starts both games from opening ``k`` of the tournament's
+:class:`~.openings.OpeningBook`, the first-listed agent moving first in the even game and
+second in the odd one. Each game has a stable id (:func:`game_id`: ``"A|B|g"``, the specs
+escaped so that no two games share one) and a seed derived from the tournament seed and
+that id alone, so the set of results does not depend on the number of workers or on
+interruptions. The schedule is generated lazily. Finished games are appended to
+``games.jsonl`` (one JSON object per line, flushed and fsynced) by the parent process only.
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 try:
     import fcntl
@@ -29,14 +34,15 @@ except ImportError:  # Windows: no folder lock
 
 from boardzoo.envs.core.game import BoardzooError, GameState
 from boardzoo.envs.core.registry import state_class
+from boardzoo.envs.core.threads import one_torch_thread
 
-from .base import INTERACTIVE_KINDS, canonical_spec, check_spec, make_agent
+from .base import INTERACTIVE_KINDS, Agent, canonical_spec, check_spec, make_agent
 from .distributed import check_backend, ray_games
 from .engine import attach_log
 from .engine_io import kill_all
 from .movetime import limit_agents
+from .openings import NO_OPENING, Opening, OpeningBook, book
 from .play import play_from
-from .threads import one_torch_thread
 
 GAMES_FILE = "games.jsonl"
 #: Folder (beside games.jsonl) of the outside engines' stderr logs, one file per engine a game.
@@ -44,6 +50,9 @@ ENGINE_LOGS = "engine_logs"
 CONFIG_FILE = "tournament.json"
 LOCK_FILE = "tournament.lock"
 DEFAULT_MAX_PLIES = 1000  # safety net only: every boardzoo game has its own draw rules
+#: Most games one tournament may schedule (a typo such as 10**9 games per pair is refused
+#: before anything is written, not after the folder filled up).
+MAX_GAMES = 1_000_000
 
 
 class ArenaError(BoardzooError):
@@ -61,8 +70,9 @@ def game_class(game: GameRef) -> type[GameState]:
 @dataclass(frozen=True)
 class Pairing:
     """One scheduled game: its id, the agents in move order and its seed (and the seed of its
-    random opening moves, when it has some: by default ``seed``; and the agents' per-move
-    time limit in seconds, when there is one)."""
+    random opening moves, when it has some: by default ``seed``; the agents' per-move time
+    limit in seconds, when there is one; the index of its game pair and the opening both
+    games of that pair start from)."""
 
     id: str
     first: str
@@ -70,6 +80,8 @@ class Pairing:
     seed: int
     opening_seed: int | None = None
     movetime: float | None = None
+    pair: int | None = None
+    opening: Opening = NO_OPENING
 
 
 def game_seed(seed: int, game_id: str) -> int:
@@ -78,25 +90,54 @@ def game_seed(seed: int, game_id: str) -> int:
     return int.from_bytes(digest[:4], "little")
 
 
-def schedule(agents: Sequence[str], games_per_pair: int, seed: int = 0) -> list[Pairing]:
-    """Return every game of the round robin, round by round so partial runs stay balanced."""
-    out = []
+def game_id(a: str, b: str, g: int) -> str:
+    """Return the id of game ``g`` between agents ``a`` and ``b``: ``"a|b|g"``, with ``%`` and
+    ``|`` inside a spec written ``%25`` and ``%7C`` (percent-encoding is one-to-one, so two
+    games never share an id or a seed whatever their specs hold; specs without those
+    characters keep the readable ids of older tournaments)."""
+    return f"{quote(a, safe=_KEEP)}|{quote(b, safe=_KEEP)}|{g}"
+
+
+#: Every printable ASCII character but ``%`` and ``|`` stays as it is in an id.
+_KEEP = "".join(chr(c) for c in range(32, 127) if chr(c) not in "%|")
+
+
+def check_count(agents: Sequence[str], games_per_pair: int) -> None:
+    """Raise ArenaError for a count below 1, or a schedule of more than MAX_GAMES games."""
+    if games_per_pair < 1:
+        raise ArenaError(f"--games-per-pair must be at least 1, got {games_per_pair}")
+    pairs = len(agents) * (len(agents) - 1) // 2
+    if games_per_pair * pairs > MAX_GAMES:
+        raise ArenaError(f"--games-per-pair {games_per_pair} with {len(agents)} agents is "
+                         f"{games_per_pair * pairs:,} games; a tournament plays at most "
+                         f"{MAX_GAMES:,}")
+
+
+def schedule(agents: Sequence[str], games_per_pair: int, seed: int = 0,
+             openings: OpeningBook | None = None) -> Iterator[Pairing]:
+    """Yield every game of the round robin, round by round so partial runs stay balanced;
+    games ``2k`` and ``2k + 1`` of each pair of agents share opening ``k`` (none without
+    ``openings``), colours swapped."""
+    check_count(agents, games_per_pair)
     pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
     for g in range(games_per_pair):
+        opening = NO_OPENING if openings is None else openings[g // 2]
         for a, b in pairs:
-            gid = f"{a}|{b}|{g}"
+            gid = game_id(a, b, g)
             first, second = (a, b) if g % 2 == 0 else (b, a)
-            out.append(Pairing(gid, first, second, game_seed(seed, gid)))
-    return out
+            yield Pairing(gid, first, second, game_seed(seed, gid), pair=g // 2,
+                          opening=opening)
 
 
 def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
               opening_moves: int = 0, log_dir: Path | None = None) -> dict:
     """Play one game and return its record (the games.jsonl line as a dict).
 
-    The first ``opening_moves`` moves are uniformly random, drawn from the pairing's
-    ``opening_seed`` (two games with the same one open alike). Outside engines write their
-    stderr to logs in ``log_dir`` (None: to this process's stderr)."""
+    The game starts from the pairing's opening (its moves are in the record's ``moves``, a
+    start position in ``start``); then the first ``opening_moves`` moves are uniformly
+    random, drawn from the pairing's ``opening_seed`` (two games with the same one open
+    alike). Outside engines write their stderr to logs in ``log_dir`` (None: to this
+    process's stderr)."""
     cls = game_class(game)
     players = [make_agent(pairing.first, cls.name, pairing.seed),
                make_agent(pairing.second, cls.name, pairing.seed + 1)]
@@ -104,8 +145,10 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
             if log_dir is not None else [None, None])
     limit_agents(players, pairing.movetime)
     opening_seed = pairing.seed if pairing.opening_seed is None else pairing.opening_seed
-    record = play_from(cls.start(), players, max_moves=max_plies, opening_moves=opening_moves,
-                       opening_seed=opening_seed)
+    opening = pairing.opening
+    start = cls.start() if opening.position is None else cls.from_text(opening.position)
+    record = play_from(start, players, max_moves=max_plies, opening_moves=opening_moves,
+                       opening_seed=opening_seed, opening=opening.moves)
     w = record["winner"]
     forfeit = record["forfeit"]
     extra = {key: record[key] for key in ("move_info",) if key in record}
@@ -113,6 +156,14 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
         extra["forfeit"] = forfeit
     if any(logs):
         extra["logs"] = [f"{ENGINE_LOGS}/{name}" if name else None for name in logs]
+    if opening.position is not None:
+        extra["start"] = opening.position
+    names = [display_name(p) for p in players]
+    if names != [p.spec for p in players]:
+        extra["names"] = names
+    if pairing.pair is not None:
+        extra["pair"] = pairing.pair
+        extra["opening"] = opening.label
     return {
         "id": pairing.id,
         "game": cls.name,
@@ -133,6 +184,14 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
         **extra,
         **({} if pairing.movetime is None else {"movetime": pairing.movetime}),
     }
+
+
+def display_name(agent: Agent) -> str:
+    """Return what tables call ``agent``: its ``name=``, else the ``id name`` an outside
+    engine gave, else its spec."""
+    engine_name = getattr(agent, "name", "") if agent.spec.startswith("engine:") else ""
+    return agent.display_name or (engine_name if isinstance(engine_name, str) else "") \
+        or agent.spec
 
 
 def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
@@ -273,12 +332,18 @@ class TournamentConfig:
     seed: int
     max_plies: int
     movetime: float | None = None
+    openings: str = "none"
+
+
+#: What a tournament.json written before a field existed meant by its absence.
+_OLD_DEFAULTS = {"openings": "none"}
 
 
 def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None:
     """Raise ArenaError if the tournament in ``out`` is not ``config`` (another game, agents
-    or their order, seed, games per pair or ply limit: its ids and seeds would differ) or
-    its tournament.json is damaged."""
+    or their order, seed, games per pair, ply limit or openings: its ids, seeds and games
+    would differ), its tournament.json is damaged, or its games.jsonl holds a game twice or
+    a game this schedule does not have."""
     path = out / CONFIG_FILE
     if path.exists():
         try:
@@ -289,14 +354,23 @@ def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None
         if not isinstance(old, dict):
             raise ArenaError(f"{path} is damaged (not a JSON object)")
         for field, value in asdict(config).items():
-            if old.get(field) != value:
-                raise ArenaError(f"--resume with {field}={value!r}, but {out} was started with "
-                                 f"{field}={old.get(field)!r}")
-    planned = {p.id for p in schedule(config.agents, config.games_per_pair, config.seed)}
-    strange = [r["id"] for r in done if r["id"] not in planned]
-    if strange:
-        raise ArenaError(f"--resume: {out / GAMES_FILE} holds {len(strange)} game(s) that are "
-                         f"not in this tournament (e.g. {strange[0][:100]!r})")
+            was = old.get(field, _OLD_DEFAULTS.get(field))
+            if was != value:
+                raise ArenaError(f"--resume with {field}={value!r}, but {out} was started "
+                                 f"with {field}={was!r}")
+    seen: dict[str, int] = {}
+    for n, record in enumerate(done, 1):
+        if record["id"] in seen:
+            raise ArenaError(f"--resume: {out / GAMES_FILE} holds game {record['id'][:100]!r} "
+                             f"twice (lines {seen[record['id']]} and {n}); a report would "
+                             "count it twice: remove one line and resume again")
+        seen[record["id"]] = n
+    for p in schedule(config.agents, config.games_per_pair, config.seed):  # ids only
+        seen.pop(p.id, None)
+    if seen:
+        strange = next(iter(seen))
+        raise ArenaError(f"--resume: {out / GAMES_FILE} holds {len(seen)} game(s) that are "
+                         f"not in this tournament (e.g. {strange[:100]!r})")
 
 
 def _prepare(out: Path, config: TournamentConfig, resume: bool) -> list[dict]:
@@ -353,14 +427,13 @@ def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[
     if any(a.split(":")[0].lower() in INTERACTIVE_KINDS for a in agents):
         raise ArenaError("human players (human, gui) cannot take part in a tournament; "
                          "use 'boardzoo play'")
-    if games_per_pair < 1:
-        raise ArenaError(f"--games-per-pair must be at least 1, got {games_per_pair}")
+    check_count(agents, games_per_pair)
     for spec in agents:
         check_spec(spec, cls.name)
     return cls
 
 
-def run_games(game: GameRef, tasks: list[Pairing], workers: int,
+def run_games(game: GameRef, tasks: Iterable[Pairing], workers: int,
               max_plies: int, opening_moves: int = 0,
               log_dir: Path | None = None) -> Iterator[dict]:
     """Yield finished game records (in finishing order) from ``workers`` processes."""
@@ -372,44 +445,58 @@ def run_games(game: GameRef, tasks: list[Pairing], workers: int,
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers, initializer=_exit_on_sigterm) as pool:
         yield from pool.imap_unordered(
-            _play_task, [(game, p, max_plies, opening_moves, log_dir) for p in tasks])
+            _play_task, ((game, p, max_plies, opening_moves, log_dir) for p in tasks))
         pool.close()  # every game is in: let the workers exit by themselves, not by SIGTERM
         pool.join()
 
+
+
+#: Called with each finished game's record and every record so far; True stops the
+#: tournament (an SPRT that reached a bound).
+StopRule = Callable[[dict, dict[str, dict]], bool]
 
 
 def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, out: str | Path,
                    seed: int = 0, workers: int = 1, resume: bool = False,
                    max_plies: int = DEFAULT_MAX_PLIES, progress: bool = True,
                    stop_after: int | None = None, backend: str = "local",
-                   address: str | None = None, movetime: float | None = None) -> list[dict]:
+                   address: str | None = None, movetime: float | None = None,
+                   openings: str = "none", stop: StopRule | None = None) -> list[dict]:
     """Play the missing games of a round robin into ``out``/games.jsonl; return its games.
 
-    ``stop_after`` stops after that many newly played games (a planned interruption).
-    The returned records are those of this schedule, in schedule order. ``backend="ray"``
-    plays the games as Ray tasks (:mod:`.distributed`; ``address`` None starts a local
-    instance with ``workers`` CPUs); the records are the same as with the local backend.
-    ``movetime`` limits every agent's thinking per move (seconds; None: no limit).
+    ``stop_after`` stops after that many newly played games (a planned interruption), ``stop``
+    when it returns True. The returned records are those of this schedule, in schedule
+    order. ``backend="ray"`` plays the games as Ray tasks (:mod:`.distributed`; ``address``
+    None starts a local instance with ``workers`` CPUs); the records are the same as with
+    the local backend. ``movetime`` limits every agent's thinking per move (seconds; None:
+    no limit). ``openings`` is an :mod:`.openings` spec (``suite``, ``random:N``, a file,
+    ``none``); when it must repeat openings, a warning line says so on stderr.
     """
     agents = [canonical_spec(a) for a in agents]  # ALPHABETA:1 and alphabeta:1 are one agent
     cls = validate(game, agents, games_per_pair)
     check_backend(backend, address)
     out = Path(out)
-    config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies, movetime)
+    lines = book(openings, cls.name, seed)
+    config = TournamentConfig(cls.name, list(agents), games_per_pair, seed, max_plies, movetime,
+                              lines.spec)
     with locked(out):  # held until the games are written: one tournament per folder
         done = _prepare(out, config, resume)
-        plan = schedule(agents, games_per_pair, seed)
         finished = {r["id"]: r for r in done}
-        todo = [dataclasses.replace(p, movetime=movetime) for p in plan
-                if p.id not in finished]
+        total = games_per_pair * len(agents) * (len(agents) - 1) // 2
+        if resume:
+            print(f"boardzoo: --resume: {len(finished)} of {total} games were played; "
+                  f"playing the {total - len(finished)} missing", file=sys.stderr)
+        todo: Iterable[Pairing] = (
+            dataclasses.replace(p, movetime=movetime)
+            for p in schedule(agents, games_per_pair, seed, lines) if p.id not in finished)
         if stop_after is not None:
-            todo = todo[:stop_after]
+            todo = itertools.islice(todo, stop_after)
         logs = out.resolve() / ENGINE_LOGS
-        games = (ray_games(game, todo, max_plies, address, workers,
+        games = (ray_games(game, list(todo), max_plies, address, workers,
                            play=functools.partial(play_game_in_worker, log_dir=logs))
                  if backend == "ray"
                  else run_games(game, todo, workers, max_plies, log_dir=logs))
-        bar = _progress(len(plan), sum(p.id in finished for p in plan), cls.name, progress)
+        bar = _progress(total, len(finished), cls.name, progress)
         try:
             for record in games:
                 append_game(out / GAMES_FILE, record)
@@ -417,9 +504,19 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
                 bar.update(1)
                 bar.set_postfix_str(f"{record['players'][0]} {record['result']} "
                                     f"{record['players'][1]}", refresh=False)
+                if stop is not None and stop(record, finished):
+                    break
         finally:
+            close = getattr(games, "close", None)
+            if close is not None:  # a stop rule left games unplayed: end the pool's workers
+                close()
             bar.close()
-        return [finished[p.id] for p in plan if p.id in finished]
+        pairs = [r["pair"] for r in finished.values() if isinstance(r.get("pair"), int)]
+        warning = lines.note(max(pairs) + 1) if pairs else None
+        if warning:
+            print(f"boardzoo: warning: {warning}", file=sys.stderr)
+        return [finished[p.id] for p in schedule(agents, games_per_pair, seed, lines)
+                if p.id in finished]
 
 
 class _NoBar:

@@ -37,6 +37,9 @@ class Agent(ABC):
 
     #: The spec string the agent was built from (``"mcts:400"``).
     spec: str = ""
+    #: The name tables show (a spec's ``name=`` option; None: the spec, or what an outside
+    #: engine calls itself).
+    display_name: str | None = None
     #: Seconds the agent may think per move (None: no limit); searching agents read it.
     move_time: float | None = None
 
@@ -157,14 +160,43 @@ def no_arg(kind: str, arg: str | None) -> None:
 
 def canonical_spec(spec: str) -> str:
     """Return ``spec`` as the arena and reports name it: stripped, its kind in lower case
-    (``ALPHABETA:1`` -> ``alphabeta:1``); the argument keeps its case (it may be a path)."""
-    kind, sep, arg = spec.strip().partition(":")
-    return kind.lower() + sep + arg
+    (``ALPHABETA:1`` -> ``alphabeta:1``, ``Greedy,name=Bob`` -> ``greedy,name=Bob``); the
+    rest keeps its case (it may be a path or a name)."""
+    spec = spec.strip()
+    end = min((i for i in (spec.find(":"), spec.find(",")) if i >= 0), default=len(spec))
+    return spec[:end].lower() + spec[end:]
+
+
+def split_name(spec: str) -> tuple[str, str | None]:
+    """Return ``spec`` without its ``name=`` option, and that name (None if it has none).
+
+    ``engine:./eng --depth 3,name=LOABot`` -> (``engine:./eng --depth 3``, ``LOABot``); a
+    comma inside quotes does not split options."""
+    pieces, start, quote = [], 0, ""
+    for i, ch in enumerate(spec):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == ",":
+            pieces.append(spec[start:i])
+            start = i + 1
+    pieces.append(spec[start:])
+    named = [p for p in pieces[1:] if p.strip().lower().startswith("name=")]
+    if not named:
+        return spec, None
+    name = named[-1].strip()[5:].strip()
+    if not name:
+        raise UnknownAgentError(f"agent {echo(spec)}: name= needs a name")
+    return ",".join(p for p in pieces if p not in named), name
 
 
 def make_agent(spec: str, game: str, seed: int | None = None) -> Agent:
-    """Build an agent from a spec string such as ``random`` or ``mcts:400`` for ``game``."""
-    kind, _, arg = spec.strip().partition(":")
+    """Build an agent from a spec string such as ``random`` or ``mcts:400`` for ``game``; a
+    ``name=`` option names it in tables (:attr:`Agent.display_name`), its ``spec`` stays
+    whole."""
+    bare, name = split_name(spec)
+    kind, _, arg = bare.strip().partition(":")
     factory = AGENT_FACTORIES.get(kind.lower())
     if factory is None:
         raise UnknownAgentError(
@@ -174,6 +206,7 @@ def make_agent(spec: str, game: str, seed: int | None = None) -> Agent:
         no_arg("random", arg or None)
     agent = factory(arg or None, game, seed)
     agent.spec = canonical_spec(spec)
+    agent.display_name = name
     return agent
 
 

@@ -16,10 +16,10 @@ from typing import IO
 
 from boardzoo.envs.core.game import BoardzooError, GameState
 from boardzoo.envs.core.registry import GAMES, state_class
+from boardzoo.envs.core.threads import one_torch_thread
 
 from .base import INTERACTIVE_KINDS, Agent, UnknownAgentError, check_spec, make_agent
 from .engine import PROTOCOL_VERSION
-from .threads import one_torch_thread
 
 
 class Server:

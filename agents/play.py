@@ -24,12 +24,15 @@ def play_from(
     opening_moves: int = 0,
     opening_seed: int = 0,
     show: bool = False,
+    opening: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Play ``agents[0]`` (first mover) against ``agents[1]`` from ``state``; return the record.
 
-    The first ``opening_moves`` moves are uniformly random (seeded by ``opening_seed``) so
-    that deterministic agents need not replay one game. A game stopped by ``max_moves``
-    scores as a draw. The record holds ``players`` (specs), ``player_names``, ``scores``
+    The game opens with the moves of ``opening`` (canonical notation: a line the arena
+    chose), then ``opening_moves`` uniformly random moves (seeded by ``opening_seed``), so
+    that deterministic agents need not replay one game; both are in ``moves``. A game
+    stopped by ``max_moves`` scores as a draw.
+    The record holds ``players`` (specs), ``player_names``, ``scores``
     (1, 0.5 or 0, same order), ``winner`` (0, 1 or None), ``terminated`` (False when
     ``max_moves`` stopped it), ``result``, ``moves`` (canonical), ``plies``, ``seconds``,
     ``think_seconds`` (per agent), ``think_moves`` (moves each agent chose),
@@ -46,7 +49,7 @@ def play_from(
         except Forfeit as exc:
             forfeit = forfeit or {"player": i, "reason": exc.reason, "detail": exc.detail}
     first = state
-    opening = random.Random(opening_seed)
+    drawer = random.Random(opening_seed)
     moves: list[str] = []
     infos: list[dict[str, Any] | None] = []
     think, think_moves, longest = [0.0, 0.0], [0, 0], [0.0, 0.0]
@@ -59,8 +62,11 @@ def play_from(
         side = state.to_move
         t0 = time.perf_counter()
         info = None
-        if len(moves) < opening_moves:
-            move = opening.choice(list(state.legal_moves()))
+        if len(moves) < len(opening):
+            move = state.parse_move(opening[len(moves)])
+            move_seconds.append(0.0)
+        elif len(moves) < len(opening) + opening_moves:
+            move = drawer.choice(list(state.legal_moves()))
             move_seconds.append(0.0)
         else:
             agents[side].see_game(first, moves)
@@ -118,6 +124,9 @@ def play_game(
     position: str | None = None,
     max_moves: int | None = None,
     show: bool = False,
+    opening: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Play one game of ``game`` from its start (or ``position`` text); see :func:`play_from`."""
-    return play_from(load_state(game, position), agents, max_moves=max_moves, show=show)
+    """Play one game of ``game`` from its start (or ``position`` text), opening with the
+    moves of ``opening``; see :func:`play_from`."""
+    return play_from(load_state(game, position), agents, max_moves=max_moves, show=show,
+                     opening=opening)

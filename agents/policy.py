@@ -18,6 +18,7 @@ import numpy as np
 
 from boardzoo.envs.core.game import GameState, Move
 from boardzoo.envs.core.registry import get_spec
+from boardzoo.envs.core.threads import scoped_threads
 
 from .base import Agent, UnknownAgentError
 
@@ -30,11 +31,15 @@ class ActionAgent(Agent):
     #: perf_counter time by which this move's actions must be chosen (None: no time limit);
     #: one deadline for the whole turn, so a Whistling chain's hops share the move's time.
     move_deadline: float | None = None
+    #: Torch threads for choosing a move (one position at a time: one thread is fastest);
+    #: the caller's count is restored after each move (None: leave it as it is).
+    threads: int | None = 1
 
     def select_action(self, state: Any) -> int:
         """Return the action to take in action state ``state``."""
         raise NotImplementedError
 
+    @scoped_threads
     def select_move(self, state: GameState) -> Move:
         limit = self.move_time
         self.move_deadline = None if limit is None else time.perf_counter() + limit

@@ -1,4 +1,11 @@
-"""Tournament reports: ranking table, pairwise score matrix, as Markdown, JSON and a PNG heatmap."""
+"""Tournament reports: ranking table, pairwise score matrix, per-match trinomial and
+pentanomial figures, as Markdown, JSON and a PNG heatmap.
+
+A game identical to an earlier one (same players in the same seats, same start, same
+moves: two deterministic agents replaying a game) is no new evidence: it is flagged
+(``repeated`` in report.json, a line under the table) and left out of the ratings, the
+counts and the intervals, which therefore come from distinct games only.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +16,57 @@ from pathlib import Path
 
 import numpy as np
 
+from .base import canonical_spec
+from .pairs import match_stats
 from .ratings import RatingError, Ratings, Result, fit
 
 
 def results_of(records: Sequence[dict]) -> list[Result]:
     """Return the rating results of games.jsonl records (first mover listed first)."""
     return [Result(r["players"][0], r["players"][1], float(r["scores"][0])) for r in records]
+
+
+def canonical(records: Sequence[dict]) -> list[dict]:
+    """Return the records with their players named as the arena names them (kinds in lower
+    case: ``MCTS:20`` in an old or hand-written file is ``mcts:20``)."""
+    return [{**r, "players": [canonical_spec(p) for p in r["players"]]} for r in records]
+
+
+def display_names(records: Sequence[dict]) -> dict[str, str]:
+    """Return ``{spec: name}`` for the agents whose records give them one display name
+    (``names``: a ``name=`` option or an engine's ``id name``) that no other agent has; the
+    tables show those names, the rest by their spec."""
+    seen: dict[str, set[str]] = {}
+    for r in records:
+        names = r.get("names")
+        if isinstance(names, list) and len(names) == 2:
+            for spec, name in zip(r["players"], names, strict=True):
+                if isinstance(name, str) and name.strip():
+                    seen.setdefault(spec, set()).add(name.strip()[:60])
+    chosen = {spec: next(iter(names)) for spec, names in seen.items() if len(names) == 1}
+    taken = list(chosen.values())
+    specs = {p for r in records for p in r["players"]}
+    return {spec: name for spec, name in chosen.items()
+            if taken.count(name) == 1 and (name not in specs or name == spec)}
+
+
+def repeats(records: Sequence[dict]) -> dict[int, int]:
+    """Return ``{index: index of the earlier identical game}`` for every game that repeats one
+    before it: the same players in the same seats, start position and moves (a record
+    without its moves as text is never taken for a repeat)."""
+    first: dict[tuple, int] = {}
+    out = {}
+    for i, r in enumerate(records):
+        moves, start = r.get("moves"), r.get("start")
+        if not (isinstance(moves, list) and all(isinstance(m, str) for m in moves)
+                and (start is None or isinstance(start, str))):
+            continue
+        key = (tuple(r["players"]), r.get("start"), tuple(r["moves"]))
+        if key in first:
+            out[i] = first[key]
+        else:
+            first[key] = i
+    return out
 
 
 def build(records: Sequence[dict], agents: Sequence[str] | None = None,
@@ -27,8 +79,20 @@ def build(records: Sequence[dict], agents: Sequence[str] | None = None,
     if len(kinds) > 1:
         raise RatingError(f"these games are of {len(kinds)} different games "
                           f"({', '.join(kinds)}); rate each game's games on their own")
-    ratings = fit(results_of(records), anchor=anchor, prior=prior, players=agents)
-    return from_ratings(ratings, records, prior)
+    records = canonical(records)
+    agents = None if agents is None else [canonical_spec(a) for a in agents]
+    if anchor is not None:
+        anchor = canonical_spec(anchor)
+    again = repeats(records)
+    distinct = [r for i, r in enumerate(records) if i not in again]
+    ratings = fit(results_of(distinct), anchor=anchor, prior=prior, players=agents)
+    rep = from_ratings(ratings, distinct, prior)
+    rep["names"] = display_names(records)
+    rep["games"] = len(records)
+    rep["distinct_games"] = len(distinct)
+    name = [str(r.get("id", f"line {i + 1}")) for i, r in enumerate(records)]
+    rep["repeated"] = [{"id": name[i], "same_as": name[j]} for i, j in again.items()]
+    return rep
 
 
 def move_times(records: Sequence[dict]) -> dict[str, tuple[float, float]]:
@@ -69,6 +133,9 @@ def from_ratings(r: Ratings, records: Sequence[dict], prior: float) -> dict:
     counts = {a: {b: int(r.games[i, j]) for j, b in enumerate(r.players)}
               for i, a in enumerate(r.players)}
     plies = [rec["plies"] for rec in records]
+    order = [row["agent"] for row in rows]
+    matches = [match_stats(records, a, b) for i, a in enumerate(order) for b in order[i + 1:]
+               if r.games[r.index(a), r.index(b)]]
     return {
         "game": records[0]["game"] if records else None,
         "anchor": r.anchor,
@@ -79,6 +146,7 @@ def from_ratings(r: Ratings, records: Sequence[dict], prior: float) -> dict:
         "players": list(r.players),
         "score_matrix": matrix,
         "games_matrix": counts,
+        "matches": matches,
     }
 
 
@@ -88,28 +156,76 @@ def seconds(value: float | None) -> str:
 
 
 def markdown(report: dict) -> str:
-    """Return the ranking table and the score matrix as Markdown."""
-    lines = [f"Ratings: Bradley-Terry ML on the Elo scale, {report['anchor']} = 0, "
-             f"95% CI; {report['games']} games (mean {report['mean_plies']} plies); "
+    """Return the ranking table, the score matrix and the match figures as Markdown."""
+    distinct = report.get("distinct_games", report["games"])
+    counted = (f"{report['games']} games" if distinct == report["games"]
+               else f"{report['games']} games, {distinct} distinct")
+    name = report.get("names", {})
+    lines = [f"Ratings: Bradley-Terry ML on the Elo scale, "
+             f"{name.get(report['anchor'], report['anchor'])} = 0, "
+             f"95% CI; {counted} (mean {report['mean_plies']} plies); "
              "s/move, max s: mean and longest seconds per move.", "",
              "| # | agent | rating | 95% CI | s/move | max s | games | score | draws |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for k, row in enumerate(report["ranking"], 1):
-        lines.append(f"| {k} | {row['agent']} | {row['rating']:.0f} | ±{row['ci95']:.0f} | "
+        shown = name.get(row["agent"], row["agent"])
+        lines.append(f"| {k} | {shown} | {row['rating']:.0f} | ±{row['ci95']:.0f} | "
                      f"{seconds(row.get('mean_move_seconds'))} | "
                      f"{seconds(row.get('max_move_seconds'))} | "
                      f"{row['games']} | {100 * row['score']:.1f}% | "
                      f"{100 * row['draw_rate']:.1f}% |")
+    lines += _repeated_lines(report.get("repeated", []))
     order = [row["agent"] for row in report["ranking"]]
     lines += ["", "Score of the row agent against the column agent (games in brackets):", "",
-              "| vs | " + " | ".join(order) + " |", "|---|" + "---:|" * len(order)]
+              "| vs | " + " | ".join(name.get(a, a) for a in order) + " |",
+              "|---|" + "---:|" * len(order)]
     for a in order:
         cells = []
         for b in order:
             s, n = report["score_matrix"][a][b], report["games_matrix"][a][b]
             cells.append("—" if a == b else "" if s is None else f"{100 * s:.0f}% ({n})")
-        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name.get(a, a)} | " + " | ".join(cells) + " |")
+    lines += _match_lines(report.get("matches", []), name)
     return "\n".join(lines) + "\n"
+
+
+def _repeated_lines(repeated: Sequence[dict], shown: int = 5) -> list[str]:
+    """Return the warning under the table that names the repeated games (none: [])."""
+    if not repeated:
+        return []
+    names = ", ".join(f"{r['id']} (= {r['same_as']})" for r in repeated[:shown])
+    more = f" and {len(repeated) - shown} more" if len(repeated) > shown else ""
+    return ["", f"REPEATED: {len(repeated)} game(s) replay an earlier game move for move and "
+            f"are not counted: {names}{more}. Use --openings to give each pair of games "
+            "its own start."]
+
+
+def _elo(stats: dict) -> str:
+    """Return ``+35 [-103, +185]`` (Elo and its 95% interval), ``—`` where unbounded."""
+    def one(v: float | None) -> str:
+        return "—" if v is None else f"{round(v):+d}"
+    if not stats["n"] or stats["elo"] is None:  # no games, or all won or all lost
+        return "—"
+    lo, hi = stats["elo_ci95"]
+    return f"{one(stats['elo'])} [{one(lo)}, {one(hi)}]"
+
+
+def _match_lines(matches: Sequence[dict], name: dict[str, str]) -> list[str]:
+    """Return the table of each match's trinomial (games) and pentanomial (pairs) figures."""
+    if not matches:
+        return []
+    lines = ["", "Each match from the first agent's side: Elo and 95% interval over games "
+             "(trinomial, L-D-W) and over game pairs from one opening, colours swapped "
+             "(pentanomial, pairs scoring 0-½-1-1½-2):", "",
+             "| match | games | L-D-W | Elo (games) | pairs | 0-½-1-1½-2 | Elo (pairs) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for m in matches:
+        tri, penta = m["trinomial"], m["pentanomial"]
+        a, b = (name.get(x, x) for x in m["agents"])
+        lines.append(f"| {a} vs {b} | {tri['n']} | "
+                     f"{'-'.join(map(str, tri['counts']))} | {_elo(tri)} | {penta['n']} | "
+                     f"{'-'.join(map(str, penta['counts']))} | {_elo(penta)} |")
+    return lines
 
 
 def heatmap(report: dict, path: Path) -> None:

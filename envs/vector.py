@@ -42,6 +42,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .core.batched import BatchedEnv, BatchedGame
+from .core.threads import scoped_threads
 
 
 class BoardzooVectorEnv(VectorEnv):
@@ -51,15 +52,17 @@ class BoardzooVectorEnv(VectorEnv):
 
     def __init__(self, game: str | BatchedGame, num_envs: int, device: str | None = None,
                  torch_output: bool = False, check_actions: bool = True,
-                 max_moves: int | None = None) -> None:
+                 max_moves: int | None = None, threads: int | None = 1) -> None:
         """Create the games (on ``device``, as :class:`BatchedEnv`); ``check_actions`` rejects
         illegal actions with MoveError; ``max_moves`` truncates a game after that many whole
-        turns (None: only the rules end games)."""
+        turns (None: only the rules end games); ``threads``: torch threads for each call,
+        the caller's count restored after it (None: the caller's setting)."""
         if max_moves is not None and max_moves < 1:
             raise ValueError(f"max_moves must be at least 1 (or None), got {max_moves}")
         self.max_moves = max_moves
         self.env = BatchedEnv(game, num_envs, device=device, auto_reset=True,
-                              check_actions=check_actions)
+                              check_actions=check_actions, threads=threads)
+        self.threads = threads
         self.game = self.env.game
         self.num_envs = num_envs
         self.torch_output = torch_output
@@ -76,6 +79,7 @@ class BoardzooVectorEnv(VectorEnv):
         self._length = torch.zeros(num_envs, dtype=torch.int64, device=self.env.device)
         self._turns = torch.zeros_like(self._length)
 
+    @scoped_threads
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start every game afresh; ``seed`` seeds ``np_random``, the action space and
@@ -90,6 +94,7 @@ class BoardzooVectorEnv(VectorEnv):
         self._turns.zero_()
         return self._obs(obs, mask), {"to_move": self._out(self.env.to_move())}
 
+    @scoped_threads
     def step(self, actions: Any) -> tuple[dict[str, Any], Any, Any, Any, dict[str, Any]]:
         """Play one action per game (see the module docstring for rewards and autoreset)."""
         mover = self.env.to_move().clone()
@@ -126,6 +131,7 @@ class BoardzooVectorEnv(VectorEnv):
         return (self._obs(obs, self.env.legal_mask()), self._out(reward), self._out(ended),
                 self._out(truncated), infos)
 
+    @scoped_threads
     def random_actions(self) -> Any:
         """Return one uniformly random legal action per game (seeded by ``reset``)."""
         return self._out(self.env.random_actions())

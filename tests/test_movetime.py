@@ -205,8 +205,8 @@ def test_cli_play_and_tournament_take_a_movetime(tmp_path, capsys) -> None:
     assert "game 1: mcts (black) vs random (white)" in capsys.readouterr().out
     out = tmp_path / "t"
     assert main(["tournament", "--game", "loa", "--agents", "random,alphabeta", "--movetime",
-                 "0.02", "--games-per-pair", "1", "--max-plies", "4", "--out", str(out),
-                 "--no-progress", "--no-png", "--no-html"]) == 0
+                 "0.02", "--games-per-pair", "1", "--max-plies", "4", "--openings", "none",
+                 "--out", str(out), "--no-progress", "--no-png", "--no-html"]) == 0
     text = capsys.readouterr().out
     assert "| s/move | max s |" in text
     assert json.loads((out / "tournament.json").read_text())["movetime"] == 0.02

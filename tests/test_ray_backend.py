@@ -93,13 +93,13 @@ def test_lost_worker_game_is_rerun_and_written_once(ray_local, tmp_path, monkeyp
     records = run_tournament("loa", AGENTS, 4, tmp_path / "out", seed=5, progress=False,
                              backend="ray")
     assert (tmp_path / "crashed").exists()  # the first attempt did die
-    expected = [play_game("loa", p) for p in schedule(AGENTS, 4, seed=5)]
+    expected = [play_game("loa", p) for p in list(schedule(AGENTS, 4, seed=5))]
     assert same_games(records) == same_games(expected)
     lines = read_games(tmp_path / "out" / GAMES_FILE)
     assert sorted(r["id"] for r in lines) == sorted(r["id"] for r in expected)  # once each
     # Without retries the same crash loses the game: one clear error.
     (tmp_path / "crashed").unlink()
-    plan = schedule(AGENTS, 2, seed=5)
+    plan = list(schedule(AGENTS, 2, seed=5))
     with pytest.raises(BackendError, match=r"game random\|greedy\|1 was lost"):
         list(connect().stream(crashing, [("loa", p, 100) for p in plan],
                               describe=lambda i: f"game {plan[i].id}", max_retries=0))

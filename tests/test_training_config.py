@@ -116,14 +116,14 @@ def test_commands_set_torch_threads_not_the_library():
     code = ("import torch; from boardzoo.agents import make_agent; "
             "torch.set_num_threads(2); make_agent('checkpoint:loa', 'loa', 0); "
             "a = torch.get_num_threads(); "
-            "from boardzoo.agents.threads import one_torch_thread; one_torch_thread(); "
+            "from boardzoo.envs.core.threads import one_torch_thread; one_torch_thread(); "
             "print(a, torch.get_num_threads())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["2", "1"]
     # before torch is imported: through OMP_NUM_THREADS (unless the user set it)
     code = ("import os; os.environ.pop('OMP_NUM_THREADS', None); "
-            "from boardzoo.agents.threads import one_torch_thread; one_torch_thread(); "
+            "from boardzoo.envs.core.threads import one_torch_thread; one_torch_thread(); "
             "import torch; print(torch.get_num_threads())")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "1"
