@@ -167,21 +167,27 @@ def canonical_spec(spec: str) -> str:
     return spec[:end].lower() + spec[end:]
 
 
-def split_name(spec: str) -> tuple[str, str | None]:
-    """Return ``spec`` without its ``name=`` option, and that name (None if it has none).
-
-    ``engine:./eng --depth 3,name=LOABot`` -> (``engine:./eng --depth 3``, ``LOABot``); a
-    comma inside quotes does not split options."""
+def split_options(text: str) -> list[str]:
+    """Split ``text`` at the commas that are outside single or double quotes."""
     pieces, start, quote = [], 0, ""
-    for i, ch in enumerate(spec):
+    for i, ch in enumerate(text):
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "\"'":
             quote = ch
         elif ch == ",":
-            pieces.append(spec[start:i])
+            pieces.append(text[start:i])
             start = i + 1
-    pieces.append(spec[start:])
+    pieces.append(text[start:])
+    return pieces
+
+
+def split_name(spec: str) -> tuple[str, str | None]:
+    """Return ``spec`` without its ``name=`` option, and that name (None if it has none).
+
+    ``engine:./eng --depth 3,name=LOABot`` -> (``engine:./eng --depth 3``, ``LOABot``); a
+    comma inside quotes does not split options."""
+    pieces = split_options(spec)
     named = [p for p in pieces[1:] if p.strip().lower().startswith("name=")]
     if not named:
         return spec, None

@@ -21,9 +21,8 @@ from .arena import (
     run_tournament,
     validate,
 )
-from .base import canonical_spec
+from .base import canonical_spec, split_options
 from .distributed import check_backend
-from .engine import split_options
 from .pairs import Sprt, pentanomial
 from .viewer import HTML_FILE, write_html
 

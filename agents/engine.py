@@ -28,7 +28,7 @@ from typing import NoReturn
 
 from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
 
-from .base import Agent, Forfeit, UnknownAgentError
+from .base import Agent, Forfeit, UnknownAgentError, split_options
 from .engine_io import EngineClosed, EngineProcess, EngineSilent
 
 #: The protocol version this boardzoo speaks (the handshake's ``boardzoo 1``).
@@ -43,21 +43,6 @@ DEFAULTS: dict[str, float | None] = {"movetime": None, "nodes": None, "timeout":
 
 class EngineError(BoardzooError):
     """An engine that cannot take part as configured (wrong protocol, a game it lacks)."""
-
-
-def split_options(text: str) -> list[str]:
-    """Split ``text`` at the commas that are outside single or double quotes."""
-    pieces, start, quote = [], 0, ""
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch == ",":
-            pieces.append(text[start:i])
-            start = i + 1
-    pieces.append(text[start:])
-    return pieces
 
 
 def parse_spec(arg: str | None) -> tuple[list[str], dict[str, float | None]]:

@@ -77,7 +77,7 @@ class OpeningBook:
     def _draw(self, index: int) -> Opening:
         moves: tuple[str, ...] = ()
         for _ in range(RANDOM_TRIES):
-            moves = _random_line(self._game, self._plies, self._rng)
+            moves = random_line(self._game, self._plies, self._rng)
             if moves not in self._seen:
                 break
         else:  # every draw was an opening already played: say so, go on with repeats
@@ -105,7 +105,7 @@ class OpeningBook:
         return None
 
 
-def _random_line(game: str, plies: int, rng: random.Random) -> tuple[str, ...]:
+def random_line(game: str, plies: int, rng: random.Random) -> tuple[str, ...]:
     """Return ``plies`` uniformly random moves from the start (fewer if the game ends)."""
     state = load_state(game)
     moves = []

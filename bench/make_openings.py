@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 import time
 from pathlib import Path
 
 from boardzoo.agents.alphabeta import searcher
-from boardzoo.agents.evaluation import get_scale
+from boardzoo.agents.evaluation import as_value, get_scale
+from boardzoo.agents.openings import random_line
 from boardzoo.envs.core.registry import load_state
 
 
@@ -39,20 +39,17 @@ def balanced_lines(game: str, plies: int, depth: int, count: int, max_eval: floa
     drawn = 0
     while len(kept) < count and drawn < max_draws:
         drawn += 1
-        state, moves = load_state(game), []
-        for _ in range(plies):
-            if state.is_terminal():
-                break
-            move = rng.choice(list(state.legal_moves()))
-            moves.append(state.move_to_str(move))
-            state = state.apply(move)
-        if state.is_terminal() or tuple(moves) in seen:
+        moves = random_line(game, plies, rng)
+        state = load_state(game)
+        for text in moves:
+            state = state.apply(state.parse_move(text))
+        if state.is_terminal() or moves in seen:
             continue
-        seen.add(tuple(moves))
+        seen.add(moves)
         search.reset()
-        score = math.tanh(search.search_value(state) / scale)
+        score = as_value(search.search_value(state), scale)
         if abs(score) <= max_eval:
-            kept.append((moves, score))
+            kept.append((list(moves), score))
     return kept, drawn
 
 
