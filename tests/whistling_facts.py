@@ -61,6 +61,7 @@ def chain_walk(state: State, pick: int) -> tuple:
 
 def facts(state: State) -> tuple:
     """Return what the rules, the env and the evaluation say of one position."""
+    state = State(*state.stones, state.side, state.quiet, state.ply)  # caches die with it
     count, n = state.legal_count(), state.max_capture()
     value = whistling_eval(state)
     head = (state.to_text(), state.result(), state.draw_reason(), n, count,
@@ -95,7 +96,7 @@ def played_positions(seed: int) -> Iterator[State]:
     while True:
         state = State.start()
         while not state.is_terminal():
-            yield state
+            yield State(*state.stones, state.side, state.quiet, state.ply)  # nothing cached
             state = state.play(rng.choice(state.legal_moves()))
         yield state
 
