@@ -1096,44 +1096,6 @@ def apply_hop(x: np.ndarray, o: np.ndarray, side: int, quiet: int, mover: int, l
 # -- whole turns, results, evaluation, perft ----------------------------------------------------
 
 
-def _hop_table() -> np.ndarray:
-    """Return HOP[a, b] = 32 * direction + distance of the hop from cell a to cell b, or -1."""
-    out = np.full((NC, NC), -1, np.int16)
-    for a in range(NC):
-        for d in range(6):
-            for k, b in enumerate(RAYS[a][d], 1):
-                out[a, b] = 32 * d + k
-    return out
-
-
-HOP = _hop_table()
-
-
-@njit(cache=True)
-def apply_turn(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
-               path: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Return (x, o, side, quiet) after the legal turn through the cells ``path`` (not
-    re-checked; spec 5-6): each hop takes its whistle zone's stones, a one-hop turn
-    onto an enemy stone crushes it."""
-    own, enemy = _mover(x, o, side)
-    own, enemy = own.copy(), enemy.copy()
-    start, end = path[0], path[path.size - 1]
-    captured = False
-    if path.size == 2 and _has(enemy[end >> 6], end & 63):
-        enemy[end >> 6] &= ~_bit(end & 63)
-        captured = True
-    else:
-        for i in range(path.size - 1):
-            hop = HOP[path[i], path[i + 1]]
-            caught = _zone(enemy, path[i], hop // 32, hop % 32)
-            for w in range(WORDS):
-                enemy[w] &= ~caught[w]
-            captured = captured or _any(caught)
-    _move_stone(own, start, end)
-    a, b = _sides(own, enemy, side)
-    return a, b, 1 - side, 0 if captured else quiet + 1
-
-
 @njit(cache=True)
 def _chain_turns(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray, n_cap: int,
                  n_best: int, kind: np.ndarray, path: np.ndarray, caps: np.ndarray,
