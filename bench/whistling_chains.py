@@ -3,12 +3,12 @@ scattered enemy stones (issue 23, docs/whistling.md "Worst cases").
 
 Each position runs in a fresh child process (why: peak RSS is per process), which answers
 ``legal_count()`` (what ``boardzoo perft whistling 1`` prints) and reports CPU seconds, peak
-RSS, the count, N and the chain nodes, or the refusal; ``answer_wall_s`` is the search's wall
-time (the layered search expands with ``chain_layers._THREADS`` threads), ``wall_s`` the
+RSS, the count and N, or the refusal; ``answer_wall_s`` is the search's wall time (the
+compiled kernel's, loaded from numba's cache before the clock starts), ``wall_s`` the
 child's, start included.
 
 Usage: python bench/whistling_chains.py [--stones 20] [--seeds 5] [--first-seed 0]
-       [--timeout 120] [--max-bytes N] [--threads N]
+       [--timeout 120]
 The issue's 16-stone position is always measured first. The last line printed is one JSON
 object with every figure.
 """
@@ -45,20 +45,15 @@ def scattered(seed: int, stones: int) -> str:
     return State(BIT[cells[0]], sum(BIT[c] for c in cells[1:]), 0).to_text()
 
 
-def measure(text: str, max_bytes: int | None, threads: int | None) -> dict:
+def measure(text: str) -> dict:
     """Answer ``legal_count()`` of one position in this process and return the figures."""
     from boardzoo.envs.core.game import PositionError
-    from boardzoo.envs.whistling import chain_layers, chains
 
-    if max_bytes is not None:
-        chains.MAX_BYTES = max_bytes
-    if threads is not None:
-        chain_layers._THREADS = threads
+    State(1, 2, 0).legal_count()  # the engine loaded before the clock starts
     state = State.from_text(text)
     t0, w0 = time.process_time(), time.perf_counter()
     try:
-        out = {"count": state.legal_count(), "n": state.max_capture(),
-               "nodes": state.chains().size() if state.chains() is not None else 0}
+        out = {"count": state.legal_count(), "n": state.max_capture()}
     except PositionError as e:
         out = {"refused": str(e)}
     out["cpu_s"] = round(time.process_time() - t0, 2)
@@ -67,13 +62,9 @@ def measure(text: str, max_bytes: int | None, threads: int | None) -> dict:
     return out
 
 
-def child(text: str, timeout: float, max_bytes: int | None, threads: int | None) -> dict:
+def child(text: str, timeout: float) -> dict:
     """Measure ``text`` in a fresh Python process (killed after ``timeout`` seconds)."""
     cmd = [sys.executable, __file__, "--one", text]
-    if max_bytes is not None:
-        cmd += ["--max-bytes", str(max_bytes)]
-    if threads is not None:
-        cmd += ["--threads", str(threads)]
     t0 = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True)
@@ -91,19 +82,16 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("--max-bytes", type=int, default=None, help="override chains.MAX_BYTES")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="override chain_layers._THREADS (chunks expanded at once)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # the child process's position
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.max_bytes, args.threads)))
+        print(json.dumps(measure(args.one)))
         return
     texts = [ISSUE] + [scattered(s, args.stones)
                        for s in range(args.first_seed, args.first_seed + args.seeds)]
     rows = []
     for text in texts:
-        rows.append(child(text, args.timeout, args.max_bytes, args.threads))
+        rows.append(child(text, args.timeout))
         print(json.dumps(rows[-1]), flush=True)
     answered = [r for r in rows[1:] if "count" in r]
     print(json.dumps({

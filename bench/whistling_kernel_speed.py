@@ -1,15 +1,16 @@
-"""The compiled Whistling kernel (envs/whistling/kernel.py) against the reference rules, in one
-run: perft from the start, legal count + apply + evaluation on played positions, and the
-worst maximum-capture positions (one stone among 16-20 scattered enemy stones, issue 44:
-"Whistling's worst 20-stone positions at least as fast as today"); and the JIT's one-time
-compile cost (a fresh process with an empty numba cache) and the cached load.
+"""Whistling's rules engine speed through its public API (rules.State, evaluation), optionally
+side by side with another checkout's (``--before``: e.g. the Python rules engine the compiled
+kernel replaced): perft from the start, legal count + one turn applied + the child's
+evaluation on played positions, the worst maximum-capture positions (one stone among 16-20
+scattered enemy stones, issue 44: "Whistling's worst 20-stone positions at least as fast as
+today"); and the kernel's one-time compile cost (a fresh process with an empty numba cache)
+and the cached load.
 
 Usage: python bench/whistling_kernel_speed.py [--positions 2000] [--seeds 8] [--quick]
-Every figure is measured here, reference and kernel alternating on the same machine, as wall
-seconds (``time.perf_counter``) and CPU seconds of this process (``time.process_time``); on
-a loaded machine compare the CPU figures and the ratios. The reference's layered search
-expands with two threads, so its wall time can be below its CPU time. The last line printed
-is one JSON object with every figure.
+       [--before /path/to/other/.venv/bin/python]
+Each section runs in a fresh process of each interpreter, the two alternating, as wall seconds
+(``time.perf_counter``) and CPU seconds (``time.process_time``); on a loaded machine compare
+the CPU figures and the ratios. The last line printed is one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -24,12 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from whistling_chains import ISSUE, scattered  # noqa: E402
 
-from boardzoo.envs.whistling import kernel as K  # noqa: E402
 from boardzoo.envs.whistling.evaluation import whistling_eval  # noqa: E402
 from boardzoo.envs.whistling.rules import START_TEXT, State  # noqa: E402
 
@@ -38,14 +36,11 @@ _COMPILE_PROBE = """
 import time
 t0, c0 = time.perf_counter(), time.process_time()
 from boardzoo.envs.whistling import kernel as K
-from boardzoo.envs.whistling.rules import State
-s = State.start()
-x, o = K.words(s.stones[0]), K.words(s.stones[1])
+x, o = K.words(7 << 300), K.words(0x70000000000)
 out = K.np.empty(K.NUM_ACTIONS, K.np.int64)
 K.legal_count(x, o, 0, 0, False, K.COUNT_MEMO_NODES); K.legal_actions(x, o, 0, 0, -1, -1, out)
 K.apply_hop(x, o, 0, 0, -1, -1, int(out[0])); K.legal_turns(x, o, 0, 0); K.result(x, o, 0, 0)
 K.evaluate(x, o, 0, 0); K.perft_words(x, o, 0, 0, 2)
-K.apply_turn(x, o, 0, 0, K.np.array([0, 1], K.np.int64))
 print(time.perf_counter() - t0, time.process_time() - c0)
 """
 
@@ -56,12 +51,12 @@ def clock() -> tuple[float, float]:
 
 
 def since(t: tuple[float, float]) -> tuple[float, float]:
-    """Return the (wall, CPU) seconds since ``t``."""
-    return time.perf_counter() - t[0], time.process_time() - t[1]
+    """Return the (wall, CPU) seconds since ``t``, rounded."""
+    return round(time.perf_counter() - t[0], 3), round(time.process_time() - t[1], 3)
 
 
 def compile_cost() -> dict:
-    """Return the wall and CPU seconds from import to every public function answered in a
+    """Return the wall and CPU seconds from import to every numba entry point answered in a
     fresh process: with an empty numba cache (the one-time compile) and again with that cache
     (a load)."""
     with tempfile.TemporaryDirectory() as cache:
@@ -75,27 +70,15 @@ def compile_cost() -> dict:
     return out
 
 
-def perft_rates(reps: int) -> dict:
-    """Return perft leaves per second from the start at depths 1 and 2, both engines."""
+def perft_times(reps: int) -> dict:
+    """Return the (wall, CPU) seconds of ``State.perft`` from the start at depths 1-3."""
+    State.start().perft(1)  # loaded before timing
     out = {}
-    start = State.from_text(START_TEXT)
-    x, o = K.words(start.stones[0]), K.words(start.stones[1])
-    K.perft_words(x, o, 0, 0, 1)  # compiled (or loaded) before timing
-    for depth, n in ((1, reps * 50), (2, reps)):
+    for depth, n in ((1, reps * 50), (2, reps), (3, 1)):
         t = clock()
         for _ in range(n):
             leaves = State.from_text(START_TEXT).perft(depth)
-        ref = since(t)
-        t = clock()
-        for _ in range(n):
-            got, status = K.perft_words(x, o, 0, 0, depth)
-        ker = since(t)
-        assert int(got) == leaves and status == K.OK, (depth, got, leaves)
-        out[f"depth{depth}"] = {
-            "leaves": leaves, "runs": n,
-            "reference_leaves_per_s": round(leaves * n / ref[0]),
-            "kernel_leaves_per_s": round(leaves * n / ker[0]),
-            "ratio_wall": round(ref[0] / ker[0], 1), "ratio_cpu": round(ref[1] / ker[1], 1)}
+        out[f"depth{depth}"] = {"leaves": leaves, "runs": n, "s": since(t)}
     return out
 
 
@@ -113,71 +96,55 @@ def played_positions(n: int, seed: int) -> list[State]:
     return out
 
 
-def count_apply_eval(positions: list[State]) -> dict:
-    """Return positions per second of legal count + one turn applied + the child's
-    evaluation, both engines (a fresh reference State each time: nothing cached)."""
-    rows = []
-    for s in positions:
-        turn = s.legal_moves()[0]
-        rows.append((s.stones[0], s.stones[1], s.side, s.quiet, turn,
-                     K.words(s.stones[0]), K.words(s.stones[1]),
-                     np.array(turn.path, np.int64)))
-    _, _, side, quiet, _, wx, wo, path = rows[0]  # load every function before timing
-    K.evaluate(*K.apply_turn(wx, wo, side, quiet, path))
-    K.legal_count(wx, wo, side, quiet, False, K.COUNT_MEMO_NODES)
+def count_apply_eval(n: int) -> dict:
+    """Return the seconds of legal count + one turn applied + the child's evaluation on
+    ``n`` played positions (a fresh State each time: nothing cached)."""
+    rows = [(s.stones, s.side, s.quiet, s.legal_moves()[0]) for s in played_positions(n, 7)]
     t = clock()
-    ref_values = []
-    for x, o, side, quiet, turn, *_ in rows:
+    total = 0.0
+    for (x, o), side, quiet, turn in rows:
         state = State(x, o, side, quiet)
         state.legal_count()
-        ref_values.append(whistling_eval(state.play(turn)))
-    ref = since(t)
-    t = clock()
-    ker_values = []
-    for _, _, side, quiet, _, wx, wo, path in rows:
-        K.legal_count(wx, wo, side, quiet, False, K.COUNT_MEMO_NODES)
-        a, b, s2, q2 = K.apply_turn(wx, wo, side, quiet, path)
-        ker_values.append(K.evaluate(a, b, s2, q2)[0])
-    ker = since(t)
-    assert ref_values == ker_values
-    n = len(rows)
-    return {"positions": n, "reference_per_s": round(n / ref[0]),
-            "kernel_per_s": round(n / ker[0]), "ratio_wall": round(ref[0] / ker[0], 1),
-            "ratio_cpu": round(ref[1] / ker[1], 1)}
+        total += whistling_eval(state.play(turn))
+    return {"positions": n, "s": since(t), "sum_of_values": total}
 
 
 def worst_positions(seeds: int) -> dict:
-    """Return the legal count's time on the issue's 16-stone position and on ``seeds`` seeded
-    positions of one stone among 20 scattered enemy stones, both engines."""
-    rows = []
-    K.legal_count(K.words(1), K.words(2), 0, 0, False, K.COUNT_MEMO_NODES)  # loaded first
+    """Return the legal count's seconds on the issue's 16-stone position and on ``seeds``
+    positions of one stone among 20 scattered enemy stones."""
+    out = {}
+    State(1, 2, 0).legal_count()  # loaded first
     for name, text in [("issue", ISSUE)] + [(f"seed{s}", scattered(s, 20)) for s in range(seeds)]:
-        state = State.from_text(text)
-        wx, wo = K.words(state.stones[0]), K.words(state.stones[1])
         t = clock()
         try:
-            ref_count = State.from_text(text).legal_count()
-        except Exception as e:  # the reference refuses past its memory bound
-            ref_count = f"refused: {type(e).__name__}"
-        ref = since(t)
-        t = clock()
-        _, got, status = K.legal_count(wx, wo, state.side, state.quiet, False,
-                                       K.COUNT_MEMO_NODES)
-        ker = since(t)
-        if status != K.OK:
-            got = f"kernel status {status}"
-        else:
-            got = int(got)
-            assert isinstance(ref_count, str) or got == ref_count, (name, got, ref_count)
-        rows.append({"position": name, "count": got, "reference_wall_s": round(ref[0], 3),
-                     "reference_cpu_s": round(ref[1], 3), "kernel_wall_s": round(ker[0], 3),
-                     "kernel_cpu_s": round(ker[1], 3),
-                     "ratio_wall": round(ref[0] / max(ker[0], 1e-6), 2)})
-        print(json.dumps(rows[-1]), flush=True)
-    return {"rows": rows,
-            "reference_wall_total_s": round(sum(r["reference_wall_s"] for r in rows), 2),
-            "kernel_wall_total_s": round(sum(r["kernel_wall_s"] for r in rows), 2),
-            "worst_ratio_wall": min(r["ratio_wall"] for r in rows)}
+            count: int | str = State.from_text(text).legal_count()
+        except Exception as e:  # refused past the engine's memory bound
+            count = f"refused: {type(e).__name__}"
+        out[name] = {"count": count, "s": since(t)}
+    return out
+
+
+SECTIONS = {"perft": lambda a: perft_times(a.perft_reps),
+            "count_apply_eval": lambda a: count_apply_eval(a.positions),
+            "worst": lambda a: worst_positions(a.seeds)}
+
+
+def run_section(python: str, name: str, args: argparse.Namespace) -> dict:
+    """Run one section in a fresh process of ``python`` and return its figures."""
+    cmd = [python, __file__, "--section", name, "--positions", str(args.positions),
+           "--seeds", str(args.seeds), "--perft-reps", str(args.perft_reps)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def ratios(before: object, after: object) -> object:
+    """Return before / after of every (wall, CPU) pair in two matching figure trees."""
+    if isinstance(before, dict):
+        return {k: ratios(before[k], after[k]) for k in before if k in after
+                and isinstance(before[k], (dict, list))}
+    if isinstance(before, list) and len(before) == 2:
+        return [round(b / max(a, 1e-6), 2) for b, a in zip(before, after, strict=True)]
+    return None
 
 
 def main() -> None:
@@ -187,16 +154,25 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=8, help="20-stone scattered positions")
     ap.add_argument("--perft-reps", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="skip the compile probe")
+    ap.add_argument("--before", help="another checkout's python, measured alternately")
+    ap.add_argument("--section", choices=sorted(SECTIONS), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.section:
+        print(json.dumps(SECTIONS[args.section](args)))
+        return
     figures: dict = {"machine_load_1min": round(os.getloadavg()[0], 2)}
     if not args.quick:
         figures["jit"] = compile_cost()
         print("jit", json.dumps(figures["jit"]), flush=True)
-    figures["perft"] = perft_rates(args.perft_reps)
-    print("perft", json.dumps(figures["perft"]), flush=True)
-    figures["count_apply_eval"] = count_apply_eval(played_positions(args.positions, 7))
-    print("count_apply_eval", json.dumps(figures["count_apply_eval"]), flush=True)
-    figures["worst"] = worst_positions(args.seeds)
+    for name in SECTIONS:
+        row = {}
+        if args.before:
+            row["before"] = run_section(args.before, name, args)
+        row["after"] = run_section(sys.executable, name, args)
+        if args.before:
+            row["ratio_before_over_after"] = ratios(row["before"], row["after"])
+        figures[name] = row
+        print(name, json.dumps(row), flush=True)
     figures["machine_load_1min_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(figures))
 

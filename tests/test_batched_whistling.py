@@ -26,7 +26,7 @@ ENGINE = BatchedWhistling()
 
 def key(s: HopState) -> tuple:
     """Return everything the reference action state holds (the turn so far included)."""
-    return s.game.to_text(), s.game.ply, s.done, s.path, s.caps, s.node
+    return s.game.to_text(), s.game.ply, s.done, s.path, s.caps, s.board
 
 
 def random_play(seed: int, games: int) -> list[HopState]:

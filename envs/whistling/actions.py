@@ -36,32 +36,26 @@ import numpy as np
 
 from ..core.actions import ActionGame
 from ..core.game import GameState, MoveError, echo
+from . import kernel
 from .hexgrid import (
     BIT,
     CELL_NAMES,
-    CELLS,
     DIRECTION_NAMES,
-    HOPS,
     MAX_DISTANCE,
     NUM_CELLS,
     NUM_COLUMNS,
     NUM_ROWS,
     RAYS,
+    ZONES,
     cells_of,
 )
-from .notation import WHISTLE, fits, hop_to_str, spell, turn_to_str
-from .rules import DRAW_QUIET, State, Turn
+from .notation import CRUSH, PLAIN, WHISTLE, fits, hop_to_str, spell, turn_to_str
+from .rules import HOP_ACTION, State, Turn
 
 NUM_PLANES = 11
 NUM_ACTIONS = NUM_CELLS * 6 * MAX_DISTANCE
-#: HOP_ACTION[a * NUM_CELLS + b]: the action of the hop from cell a to cell b.
-HOP_ACTION: dict[int, int] = {
-    key: (6 * (key // NUM_CELLS) + d) * MAX_DISTANCE + k - 1 for key, (d, k) in HOPS.items()
-}
-_ROWS = np.array([r - 1 for _, r in CELLS])
-_COLS = np.array([c for c, _ in CELLS])
 _BASE = np.zeros((NUM_ROWS, NUM_COLUMNS, NUM_PLANES), dtype=np.float32)
-_BASE[_ROWS, _COLS, 10] = 1.0
+_BASE[kernel.GRID_ROW, kernel.GRID_COL, 10] = 1.0  # plane 10: the board's cells
 
 Candidate = tuple[Turn, tuple[int, ...]]  # a legal turn and its hop actions
 
@@ -97,49 +91,38 @@ def describe(action: int) -> str:
 class HopState:
     """Action state: a rules position plus the hops already played in the current turn.
 
-    Mid-chain it keeps the chain node (the maximum-capture search's memo is cached on
-    ``game``), never the list of whole turns, which can be huge (docs/whistling.md).
+    Mid-chain it keeps the board as it stands (``board``: X's and O's stones, the moving
+    stone's cell and its last hop's direction), which is all the kernel needs for the next
+    hops, never the list of whole turns, which can be huge (docs/whistling.md).
     """
 
-    __slots__ = ("game", "done", "path", "caps", "node", "hops")
+    __slots__ = ("game", "done", "path", "caps", "board", "hops")
 
     def __init__(self, game: State, done: tuple[int, ...] = (), path: tuple[int, ...] = (),
-                 caps: tuple[int, ...] = (), node: tuple[int, int, int] | None = None) -> None:
+                 caps: tuple[int, ...] = (),
+                 board: tuple[int, int, int, int] | None = None) -> None:
         """``done``: actions played this turn; ``path``/``caps``: the cells visited and each
-        hop's captures; ``node``: (last direction, enemy stones left, stones still to take)."""
+        hop's captures; ``board``: (x, o, moving stone, last direction) mid-chain."""
         self.game = game
         self.done = done
         self.path = path
         self.caps = caps
-        self.node = node
-        #: Legal next hop per action: a whole Turn (plain move, crush) or a whistling hop
-        #: (direction, destination, captures); filled on first use (why: every step of a
-        #: random or MCTS rollout needs them).
-        self.hops: dict[int, Turn | tuple[int, int, int]] | None = None
+        self.board = board if board is not None else (*game.stones, -1, -1)
+        #: The legal next hops' actions, ascending; filled on first use (why: every step of
+        #: a random or MCTS rollout needs them).
+        self.hops: list[int] | None = None
 
     def __repr__(self) -> str:
         return f"HopState({self.game.to_text()!r}, done={self.done})"
 
 
-def _hops(state: HopState) -> dict[int, Turn | tuple[int, int, int]]:
-    """Return the legal next hops of ``state`` by action (cached on ``state``)."""
+def _hops(state: HopState) -> list[int]:
+    """Return the legal next hops of ``state`` as actions, ascending (cached on ``state``)."""
     hops = state.hops
     if hops is None:
-        n = NUM_CELLS
         game = state.game
-        chains = game.chains()
-        if state.done:
-            last, left, need = state.node  # type: ignore[misc]
-            path = state.path
-            hops = {HOP_ACTION[path[-1] * n + dest]: (d, dest, c)
-                    for d, dest, c in chains.hops(path[0], path[-1], last, left, need)}  # type: ignore[union-attr]
-        elif chains is None:  # quiet or crush position: the turns are one hop each
-            hops = {HOP_ACTION[t[0][0] * n + t[0][1]]: t for t in game.legal_moves()}
-        else:
-            hops = {HOP_ACTION[s * n + h[1]]: (s, h) for s, h in chains.first_hops()}
-            for t in chains.crushes:
-                hops[HOP_ACTION[t[0][0] * n + t[0][1]]] = t
-        state.hops = hops
+        hops = state.hops = kernel.hop_actions(*state.board[:2], game.side, game.quiet,
+                                               *state.board[2:])
     return hops
 
 
@@ -168,32 +151,29 @@ class WhistlingActions(ActionGame):
     def candidates(self, state: HopState) -> list[Candidate]:
         """Return the legal whole turns (with their hop actions) that extend the turn so far
         (all of them: in chain positions this list can be huge)."""
+        path = state.path
+        turns = state.game.iter_legal_moves()
         if state.done:
-            last, left, need = state.node  # type: ignore[misc]
-            turns = state.game.chains().turns_from(  # type: ignore[union-attr]
-                state.path, state.caps, last, left, need)
-        else:
-            turns = state.game.iter_legal_moves()
+            turns = (t for t in turns if t.path[:len(path)] == path)
         return [(t, _hop_actions(t)) for t in turns]
 
     def legal_actions(self, state: HopState) -> list[int]:
-        return sorted(_hops(state))
+        return list(_hops(state))
+
+    def is_terminal(self, state: HopState) -> bool:
+        # no legal hop exactly when the game is over (spec 9; mid-chain a hop always remains),
+        # and the env asks for the hops anyway: one kernel call, not two
+        return not _hops(state)
 
     def action_mask(self, state: HopState) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        legal = list(_hops(state))
-        if legal:
-            mask[legal] = 1
+        mask[_hops(state)] = 1
         return mask
 
-    def _hop(self, state: HopState, action: int) -> tuple[int, Turn | tuple[int, int, int]]:
-        """Return (start cell or -1, the hop) of a legal ``action``; MoveError otherwise."""
-        hop = _hops(state).get(action)
-        if hop is None:
+    def _check(self, state: HopState, action: int) -> None:
+        """Raise MoveError unless ``action`` is a legal next hop."""
+        if action not in _hops(state):
             raise MoveError(f"{describe(action)} is not a legal hop here ({self._hint(state)})")
-        if len(hop) == 2:  # a first whistling hop: (start, (direction, destination, captures))
-            return hop[0], hop[1]  # type: ignore[return-value]
-        return -1, hop  # a whole Turn at a turn's start, or a continuation mid-chain
 
     def apply_action(self, state: HopState, action: int) -> tuple[HopState, str | None]:
         after = self._step(state, int(action))
@@ -203,56 +183,44 @@ class WhistlingActions(ActionGame):
 
     def _step(self, state: HopState, action: int) -> HopState | Turn:
         """Return the mid-chain state after a legal hop, or the whole turn it completes."""
-        start, hop = self._hop(state, action)
-        if not state.done and start < 0:  # a plain move or a crush: the whole turn
-            return hop  # type: ignore[return-value]
-        d, dest, c = hop  # type: ignore[misc]
-        if state.done:
-            _, left, need = state.node  # type: ignore[misc]
-            path, caps = state.path + (dest,), state.caps + (c,)
-        else:
-            game = state.game
-            left, need = game.stones[1 - game.side], game.max_capture()
-            path, caps = (start, dest), (c,)
-        need -= c.bit_count()
-        if need == 0:  # the maximum is reached: the turn ends here
-            return Turn(path, caps, WHISTLE)
-        return HopState(state.game, state.done + (action,), path, caps, (d, left & ~c, need))
+        self._check(state, action)
+        game = state.game
+        x, o, mover, last = state.board
+        enemy = state.board[1 - game.side]
+        x, o, side, _, mover, last = kernel.play_hop(x, o, game.side, game.quiet, mover, last,
+                                                     action)
+        cell, d, k = decode(action)
+        dest = RAYS[cell][d][k - 1]
+        c = enemy & ~(x, o)[1 - game.side]
+        path = (state.path or (cell,)) + (dest,)
+        caps = state.caps + (c,)
+        if mover < 0:  # the turn is complete
+            if len(path) == 2 and not c:
+                return Turn(path, (0,), PLAIN)
+            return Turn(path, caps, CRUSH if len(path) == 2 and k == 1 else WHISTLE)
+        return HopState(game, state.done + (action,), path, caps, (x, o, mover, last))
 
     def board(self, state: HopState) -> tuple[int, int, int, int]:
         """Return (X stones, O stones, moving stone or -1, last hop direction or -1) as on the
         board in the middle of the turn (captured stones gone, the mover on its current cell)."""
-        game = state.game
-        x, o = game.stones
-        if not state.done:
-            return x, o, -1, -1
-        last, left, _ = state.node  # type: ignore[misc]
-        cell = state.path[-1]
-        own = game.stones[game.side] ^ BIT[state.path[0]] | BIT[cell]
-        x, o = (own, left) if game.side == 0 else (left, own)
-        return x, o, cell, last
+        return state.board
 
     def observation(self, state: HopState, player: int) -> np.ndarray:
-        x, o, cell, d = self.board(state)
+        x, o, cell, d = state.board
         own, enemy = (x, o) if player == 0 else (o, x)
         obs = _BASE.copy()
-        cells = cells_of(own)
-        obs[_ROWS[cells], _COLS[cells], 0] = 1.0
-        cells = cells_of(enemy)
-        obs[_ROWS[cells], _COLS[cells], 1] = 1.0
-        if cell >= 0:
-            r, c = _ROWS[cell], _COLS[cell]
-            obs[r, c, 2] = 1.0
-            obs[r, c, 3 + d] = 1.0
-        obs[:, :, 9] = min(state.game.quiet, DRAW_QUIET) / DRAW_QUIET
+        kernel.planes(kernel.words(own), kernel.words(enemy), cell, d, state.game.quiet, obs)
         return obs
 
     def action_to_str(self, state: HopState, action: int) -> str:
-        start, hop = self._hop(state, int(action))
-        if start < 0 and not state.done:
-            t = hop  # a whole Turn
-            return hop_to_str(t[0][0], t[0][1], 0, t[2])  # type: ignore[index]
-        return hop_to_str(state.path[-1] if state.done else start, hop[1], hop[2], WHISTLE)
+        action = int(action)
+        self._check(state, action)
+        cell, d, k = decode(action)
+        dest = RAYS[cell][d][k - 1]
+        enemy = state.board[1 - state.game.side]
+        if k == 1 and enemy & BIT[dest]:  # onto an enemy stone: a crush (spec section 6)
+            return hop_to_str(cell, dest, 0, CRUSH)
+        return hop_to_str(cell, dest, ZONES[cell][d][k] & enemy, WHISTLE)  # no capture: a-b
 
     def str_to_action(self, state: HopState, text: str) -> int:
         """Return the action of the next hop written as text: one hop (``w19-G19``, ``e15:f16``),

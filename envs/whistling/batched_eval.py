@@ -6,7 +6,7 @@ scores the position at the start of the turn in progress: mid-chain, the moving 
 back to where the turn started and the stones it took so far come back. The maximum
 captures of both sides come from the engine's batched chain search
 (:func:`.batched_search.chain_values`); a game whose search outgrows the engine's
-``node_limit`` asks the rules engine, as the engine's masks do.
+``node_limit`` asks the compiled kernel (through ``State``), as the engine's masks do.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 
 from .batched import BatchedWhistling, WhistlingBatch
 from .batched_search import chain_values, context, hop_nodes, root_hops, roots, stone_list, to_ints
-from .evaluation import W_EXPOSED, W_NOW
+from .kernel import W_EXPOSED, W_NOW
 from .rules import State
 
 

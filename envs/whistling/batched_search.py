@@ -11,7 +11,7 @@ length, closer-rule bound, whistle-zone captures as cumulative sums over the cel
 longer hop adds, crushes); :func:`expand` does the same for a batch of chain nodes;
 :func:`chain_values` runs the maximum-capture search level by level over all games together
 (one node per capturing hop, no Python loop over games); :func:`per_game_actions` is the
-per-game alternative on the rules engine's bitmask hop generator.
+per-game alternative on the compiled kernel (:mod:`.kernel`).
 """
 
 from __future__ import annotations
@@ -21,12 +21,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .actions import HOP_ACTION, WhistlingActions
+from . import kernel
 from .batched_tables import NEG, SENT
-from .chains import Chains
-from .hexgrid import MAX_DISTANCE, NUM_CELLS, cells_of
-from .movegen import _extremes
-from .rules import State
+from .hexgrid import MAX_DISTANCE, NUM_CELLS
 
 RAY = 6 * (MAX_DISTANCE + 1)  # ray table entries per cell
 ZONE = 6 * MAX_DISTANCE * 2  # zone table entries per cell
@@ -186,15 +183,7 @@ def to_ints(board: torch.Tensor) -> list[int]:
 
 
 def per_game_actions(own: int, enemy: int, mover: int, last: int) -> list[int]:
-    """Return the legal actions of one game from the rules engine's bitmask hop generator:
-    the first hops of the legal turns, or mid-chain (``mover`` >= 0) the hops from the
-    moving stone that start a maximum continuation."""
-    if mover < 0:  # the first hops, from the rules engine's search (never the turn list)
-        actions = WhistlingActions()
-        return actions.legal_actions(actions.from_game_state(State(own, enemy)))
-    if not enemy:
-        return []
-    # the rules engine's search from the chain node (bounded like a position's search)
-    chains = Chains(own, enemy, [mover], [], _extremes(cells_of(enemy)), last)
-    return [HOP_ACTION[mover * NUM_CELLS + dest]
-            for _, dest, _ in chains.hops(mover, mover, last, enemy, chains.n)]
+    """Return the legal actions of one game from the compiled kernel: the first hops of the
+    legal turns, or mid-chain (``mover`` >= 0, the board as it stands) the hops from the
+    moving stone that continue a maximum chain."""
+    return kernel.hop_actions(own, enemy, 0, 0, mover, last)

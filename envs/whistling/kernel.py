@@ -1,37 +1,41 @@
-"""Monochromatic Whistling rules compiled with numba: :mod:`.movegen`, :mod:`.chains`,
-:mod:`.rules` and :mod:`.evaluation` written for speed.
+"""Monochromatic Whistling's rules engine for the CPU (spec: shared/rules/whistling.md),
+compiled with numba: move generation (spec 4-7), compulsory maximum capture (spec 8), the
+env's hops one at a time, whole turns, results (spec 9), the static evaluation, perft and the
+env's observation planes. :mod:`.rules` (``State``), :mod:`.actions` (the env's hop actions)
+and :mod:`.evaluation` ask it; the torch batched engine (:mod:`.batched`) is the other engine.
 
-Representation, and why. A position is the reference's two stone bitmasks (bit ``i`` = cell
-``i`` in board order), split into six ``uint64`` words each (331 cells need 384 bits): they
-are what the env, the tests and the reference exchange, and converting a Python int is one
-``to_bytes``. Inside a call the mover's stones and the enemy's are laid out once on a cell
-array ``sq`` (int16 per cell: ``EMPTY``, ``OWN``, or the enemy stone's number ``j``, 0..m-1 in
-board order), because everything the rules ask is a walk along a ray of at most 20 cells
-(the first blocker, the whistle zone growing with the hop) and a multi-word bitboard would
-need a word loop for every bit scan. In a chain the enemy stones left are one ``uint64``
-``left`` over those numbers (bit ``j`` = enemy stone ``j``), so a chain node (cell, axis of
-the last hop, stones left) is one 64-bit key, ``left << 11 | cell << 2 | axis``, as in
-:mod:`.chain_layers` (axis 3: the first hop of a turn, which may go anywhere).
+Representation, and why. A position is two stone bitmasks (bit ``i`` = cell ``i`` in board
+order), split into six ``uint64`` words each (331 cells need 384 bits): ``State`` keeps them as
+Python ints, and converting one is one ``to_bytes``. Inside a call the mover's stones and the
+enemy's are laid out once on a cell array ``sq`` (int16 per cell: ``EMPTY``, ``OWN``, or the
+enemy stone's number ``j``, 0..m-1 in board order), because everything the rules ask is a walk
+along a ray of at most 20 cells (the first blocker, the whistle zone growing with the hop) and
+a multi-word bitboard would need a word loop for every bit scan. In a chain the enemy stones
+left are one ``uint64`` ``left`` over those numbers (bit ``j`` = enemy stone ``j``), so a chain
+node (cell, axis of the last hop, stones left) is one 64-bit key,
+``left << 11 | cell << 2 | axis`` (axis 3: the first hop of a turn, which may go anywhere;
+the two directions of an axis ban the same next hops, spec 7).
 
 Tables (numpy, built at import from :mod:`.hexgrid`): ``RAY[cell, d, k - 1]`` the cell ``k``
 steps away, ``GAIN[cell, d, k]`` the at most two cells the whistle zone gains when the hop
 grows from ``k - 1`` to ``k`` cells (zones only grow with the distance; checked here at
 import), ``PROJ[d, cell]`` the closer rule's projections (docs/whistling.md, "Rules engine").
 
-The maximum-capture search (spec 8) is :mod:`.chains`' per-node memo, in one open-addressing
-hash table per capturing stone: a depth-first pass finds every node's best capture (``best``),
-a second one counts the maximal turns over it (``count``), and the hops of maximal chains
+The maximum-capture search (spec 8) memoises per chain node, in one open-addressing hash
+table per capturing stone: a depth-first pass finds every node's best capture (``best``), a
+second one counts the maximal turns over it (``count``), and the hops of maximal chains
 (first hops, continuations, whole turns) are the hops whose child's best completes the
 node's. Nothing lists the turns unless asked: counts and hops walk the memo. Past
-``MEMO_NODES`` nodes (a stone among many scattered enemy stones) a count is answered by the
-layered pass of :func:`_layered_count` (:mod:`.chain_layers`' idea: nodes in layers by the
-stones left, counts pushed down layer by layer, each layer freed once expanded) and a list of
-hops is refused (``TOO_BIG``); so is a position with more than ``MAX_STONES`` enemy stones.
-The Python API at the end falls back to the reference rules for those.
+``COUNT_MEMO_NODES`` nodes (a stone among many scattered enemy stones) a count is answered
+by the layered pass of :func:`_layered_count` (nodes in layers by the stones left, counts
+pushed down layer by layer, each layer freed once expanded); past ``MEMO_NODES`` a list of
+hops is refused (``TOO_BIG``), and so is a position with more than ``MAX_STONES`` enemy
+stones: the Python API at the end raises :class:`ChainLimitError` for those.
 
 Every function is ``@njit(cache=True)``: the first call in a fresh environment compiles it
 (bench/whistling_kernel_speed.py states how long), later processes load the machine code
-from numba's cache. tests/test_whistling_kernel.py checks this module against the reference.
+from numba's cache. tests/test_whistling_kernel.py checks it against the shared vectors and
+the facts the Python rules engine recorded before this kernel replaced it.
 """
 
 from __future__ import annotations
@@ -41,10 +45,9 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from . import evaluation as _evaluation
-from .hexgrid import NUM_CELLS, RAYS, ZONES, cells_of
+from ..core.game import PositionError
+from .hexgrid import CELLS, NUM_CELLS, RAYS, ZONES, cells_of
 from .hexgrid import PROJ as _PROJ
-from .rules import DRAW_QUIET
 
 NC = NUM_CELLS
 WORDS = 6  # uint64 words of a 331-cell bitmask
@@ -54,12 +57,14 @@ MAX_STONES = 52
 #: Memo nodes a search may hold before a count goes to the layered pass and a list of hops
 #: is refused (about 17 bytes a slot, at most half full: 2**22 nodes is about 140 MB).
 MEMO_NODES = 1 << 22
+#: Most turns one position's list may hold (the rows take about 200 bytes a turn, the
+#: Python turns as much again): past it a list is refused, a count still answered.
+LIST_TURNS = 1 << 20
 #: Memo nodes a count searches before it goes to the layered pass (why: past the caches a
 #: memo look-up misses at every hop; the layered pass inserts in order).
 COUNT_MEMO_NODES = 1 << 15
 #: Bytes the layered pass's tables may hold at once (its waiting children and their sorted
-#: copy add about a third more), its bound in memory, as chains.MAX_BYTES bounds the
-#: reference's.
+#: copy add about a third more), its bound in memory.
 LAYERED_BYTES = 320 << 20
 
 EMPTY, OWN = -1, -2  # ``sq`` values besides an enemy stone's number
@@ -69,8 +74,10 @@ OK, OVERFLOW, TOO_BIG = 0, 1, 2
 #: Results of :func:`result`: the game goes on, X won, O won, drawn (spec 9).
 ONGOING, X_WINS, O_WINS, DRAW = 0, 1, 2, 3
 
-W_NOW = _evaluation.W_NOW
-W_EXPOSED = _evaluation.W_EXPOSED
+DRAW_QUIET = 40  # spec section 9: 20 non-capturing turns by each player end in a draw
+# The static evaluation (:func:`evaluate`): material, plus these shares of the captures ready.
+W_NOW = 0.8  # the side to move must capture its best capture now: most of it is banked
+W_EXPOSED = 0.4  # stones the opponent could take if it were to move: at risk, not yet lost
 
 # Why typed constants: numba types a bare int literal as int64, and uint64 (op) int64 is
 # float64, which would silently round a bitmask.
@@ -201,7 +208,7 @@ def _extremes_left(ecell: np.ndarray, left: np.uint64, mx: np.ndarray) -> None:
                 mx[d] = PROJ[d, e]
 
 
-# -- movegen._scan: plain slides, capturers and crushes --------------------------------------
+# -- spec 4-6: plain slides, capturers and crushes --------------------------------------------
 
 
 @njit(cache=True)
@@ -265,7 +272,7 @@ def _scan(sq: np.ndarray, own_cells: np.ndarray, n_own: int, mx: np.ndarray,
     return n_plain, n_cap, n_crush
 
 
-# -- movegen.capture_hops: one chain node's capturing hops -----------------------------------
+# -- spec 5-7: one chain node's capturing hops ---------------------------------------------
 
 
 # Per-ray facts of one stone's search, filled per cell on first use (:func:`_ray_info`), in
@@ -291,7 +298,7 @@ def _ray_info(sq: np.ndarray, cell: int, zt: np.ndarray, reach: np.ndarray) -> N
     and the one on the k-th ray cell (bits of enemy numbers, whichever are left); their
     unions along the free run; per axis every stone a next hop could take. Why: a hop is
     then one AND with ``left``, and a direction, or a child node, that reaches no stone left
-    is ruled out by one AND (most chain nodes are dead ends, as chain_layers' ``reach``)."""
+    is ruled out by one AND (most chain nodes are dead ends)."""
     for d in range(6):
         i = cell * 6 + d
         n = RAY_LEN[cell, d]
@@ -330,7 +337,7 @@ def _capture_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left:
                   caps: np.ndarray, at: int) -> int:
     """Write the capturing hops from node (``cell``, ``axis``, ``left``) at row ``at`` of
     ``hops`` (direction, destination, distance) and ``caps`` (stones taken, bits of
-    ``left``), in movegen.capture_hops' order (direction, then distance); return how many."""
+    ``left``), by direction, then distance; return how many."""
     if reach[cell, R_DONE] == ZERO:
         _ray_info(sq, cell, zt, reach)
     if reach[cell, axis] & left == ZERO:
@@ -362,7 +369,7 @@ def _key(cell: int, axis: int, left: np.uint64) -> np.uint64:
     return (left << np.uint64(11)) | np.uint64(cell << 2 | axis)
 
 
-# -- chains.Chains: the per-node memo ---------------------------------------------------------
+# -- spec 8: the per-node memo ---------------------------------------------------------------
 # One open-addressing table of (key, value) pairs side by side (why: a look-up is one cache
 # line), value = best capture | number of maximal continuations << 8 (0: not counted yet).
 
@@ -505,7 +512,7 @@ def _memo_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: in
                 root_best: int, memo: np.ndarray, zt: np.ndarray, reach: np.ndarray,
                 ws: tuple) -> tuple[np.uint64, int]:
     """Return (the number of maximal chains of the stone on ``start``, status), counted over
-    the memo of :func:`_memo_best` (chains.Chains.count_from: each node's number of maximal
+    the memo of :func:`_memo_best` (each node's number of maximal
     continuations, memoised beside its best)."""
     mx, hops, caps, fr, lefts, accs = ws
     status = OK
@@ -537,7 +544,7 @@ def _memo_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: in
         if top == 0:
             return accs[0], status
         if accs[f] >= COUNT_LIMIT:
-            status = OVERFLOW  # (the reference's Python integers answer it)
+            status = OVERFLOW  # refused by the Python API
         j = _find(memo, _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f]))
         memo[2 * j + 1] |= accs[f] << np.uint64(8)
         accs[top - 1], status = _add(accs[top - 1], accs[f], status)
@@ -554,7 +561,7 @@ def _good_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np
                need: int, memo: np.ndarray, zt: np.ndarray, reach: np.ndarray, ws: tuple,
                out: np.ndarray, n: int) -> int:
     """Append to ``out`` the actions of the hops from a node that continue a chain taking
-    ``need`` more stones (chains.Chains.hops); return the new length."""
+    ``need`` more stones; return the new length."""
     mx, hops, caps, fr, lefts, accs = ws
     k = _capture_hops(sq, ecell, cell, axis, left, zt, reach, mx, hops, caps, 0)
     for h in range(k):
@@ -567,7 +574,7 @@ def _good_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np
     return n
 
 
-# -- whole turns (rules.State.legal_moves) -----------------------------------------------------
+# -- whole turns (spec 6, 8) -----------------------------------------------------------------
 
 
 @njit(cache=True)
@@ -577,7 +584,7 @@ def _turns_from(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, need: int
                 n: int) -> int:
     """Write every maximal turn of the stone on ``start`` (taking ``need`` stones) from row
     ``n`` of (kind, path, each hop's captures, path length), depth first with hops in order
-    (chains.Chains.turns_from); return the rows written so far."""
+    (depth first, hops in memo order); return the rows written so far."""
     hops, hcaps, fr = ws[1], ws[2], ws[3]
     cells = np.empty(m + 2, np.int64)
     taken = np.empty(m + 2, np.uint64)
@@ -614,11 +621,11 @@ def _turns_from(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, need: int
     return n
 
 
-# -- chain_layers: the layered count, for searches past the memo's bound ------------------------
+# -- spec 8: the layered count, for searches past the memo's bound -----------------------------
 # Per layer (stones left) an open-addressing table of nodes and their counts of chains, the
 # home slot of a key the top bits of its hash. Packed (up to 20 enemy stones: a key is below
 # 2**31) a slot is one uint64 ``key << 32 | count``; else two (key, count): why, half the
-# memory where it matters (chain_layers packs the same way). A count reaching 2**32 starts the
+# memory where it matters. A count reaching 2**32 starts the
 # pass again unpacked (WIDE). Children wait in flat arrays and go in at once, sorted by layer
 # and by the top bits of their hash (a counting sort): a child is a random slot of a table far
 # larger than the caches, and in that order the inserts walk each table region by region.
@@ -813,7 +820,7 @@ def _layers(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
 def _layered_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
                    zt: np.ndarray, reach: np.ndarray, ws: tuple) -> tuple[int, np.uint64, int]:
     """Return (best capture, number of maximal chains, status) of the stone on ``start``
-    layer by layer (chain_layers.LayeredSearch's forward pass): every hop captures, so a
+    layer by layer: every hop captures, so a
     node's children lie in lower layers (fewer stones left); a layer's counts are final once
     the layers above are expanded, and it is freed once expanded itself. Packed tables up to
     20 enemy stones (again unpacked if a count passes 2**32); TOO_BIG past ``LAYERED_BYTES``
@@ -825,13 +832,13 @@ def _layered_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0:
     return _layers(sq, ecell, m, start, axis0, zt, reach, ws, False)
 
 
-# -- one position: the scan, then the chains (rules.State._generate) ----------------------------
+# -- one position: the scan, then the chains (spec 4-8) ---------------------------------------
 
 
 @njit(cache=True)
 def _position(own: np.ndarray, enemy: np.ndarray) -> tuple:
     """Return (sq, enemy cells, m, plain rows, their number, capturers, their number, crush
-    rows, their number) of the mover ``own`` against ``enemy`` (movegen._scan)."""
+    rows, their number) of the mover ``own`` against ``enemy`` (spec 4-6)."""
     sq = np.empty(NC, np.int16)
     own_cells = np.empty(NC, np.int64)
     ecell = np.empty(NC, np.int64)
@@ -857,7 +864,7 @@ def _any(words: np.ndarray) -> bool:
 @njit(cache=True)
 def _over(own: np.ndarray, enemy: np.ndarray, quiet: int) -> bool:
     """Return True when the mover has no turn by spec 9: a side without stones, or the quiet
-    counter at DRAW_QUIET (rules.State._generate)."""
+    counter at DRAW_QUIET (spec 9)."""
     return not _any(own) or not _any(enemy) or quiet >= DRAW_QUIET
 
 
@@ -873,7 +880,7 @@ def _search_start(sq: np.ndarray, s: int, reach: np.ndarray) -> None:
 def _chain_count(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray, n_cap: int,
                  best_only: bool, memo_nodes: int) -> tuple[int, np.uint64, int]:
     """Return (N, the number of maximal whistling captures, status) over every capturer
-    (chains.Chains: N is the best of any stone; only stones reaching it count); with
+    (spec 8: N is the best of any stone; only stones reaching it count); with
     ``best_only`` no chains are counted; past ``memo_nodes`` a stone's chains are counted
     layer by layer."""
     (zt, reach), ws = _geometry(), _workspace(m)
@@ -939,7 +946,7 @@ def legal_count(x: np.ndarray, o: np.ndarray, side: int, quiet: int, best_only: 
 def _chain_actions(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray,
                    n_cap: int, out: np.ndarray) -> tuple[int, int, int]:
     """Write the first hops of the maximal whistling captures into ``out``; return (N, how
-    many, status), TOO_BIG when a search passes ``MEMO_NODES`` (chains.Chains.first_hops)."""
+    many, status), TOO_BIG when a search passes ``MEMO_NODES``."""
     (zt, reach), ws = _geometry(), _workspace(m)
     n_best, n = 0, 0
     for i in range(n_cap):
@@ -1089,44 +1096,6 @@ def apply_hop(x: np.ndarray, o: np.ndarray, side: int, quiet: int, mover: int, l
 # -- whole turns, results, evaluation, perft ----------------------------------------------------
 
 
-def _hop_table() -> np.ndarray:
-    """Return HOP[a, b] = 32 * direction + distance of the hop from cell a to cell b, or -1."""
-    out = np.full((NC, NC), -1, np.int16)
-    for a in range(NC):
-        for d in range(6):
-            for k, b in enumerate(RAYS[a][d], 1):
-                out[a, b] = 32 * d + k
-    return out
-
-
-HOP = _hop_table()
-
-
-@njit(cache=True)
-def apply_turn(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
-               path: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Return (x, o, side, quiet) after the legal turn through the cells ``path`` (not
-    re-checked; rules.State.play): each hop takes its whistle zone's stones, a one-hop turn
-    onto an enemy stone crushes it."""
-    own, enemy = _mover(x, o, side)
-    own, enemy = own.copy(), enemy.copy()
-    start, end = path[0], path[path.size - 1]
-    captured = False
-    if path.size == 2 and _has(enemy[end >> 6], end & 63):
-        enemy[end >> 6] &= ~_bit(end & 63)
-        captured = True
-    else:
-        for i in range(path.size - 1):
-            hop = HOP[path[i], path[i + 1]]
-            caught = _zone(enemy, path[i], hop // 32, hop % 32)
-            for w in range(WORDS):
-                enemy[w] &= ~caught[w]
-            captured = captured or _any(caught)
-    _move_stone(own, start, end)
-    a, b = _sides(own, enemy, side)
-    return a, b, 1 - side, 0 if captured else quiet + 1
-
-
 @njit(cache=True)
 def _chain_turns(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray, n_cap: int,
                  n_best: int, kind: np.ndarray, path: np.ndarray, caps: np.ndarray,
@@ -1153,7 +1122,7 @@ def _turns(own: np.ndarray, enemy: np.ndarray, quiet: int) -> tuple:
     cells, how many, status) of every legal turn in rules.State.legal_moves' order (rows
     sized by a count first: why, no growing arrays)."""
     n_best, count, status = _count(own, enemy, quiet, False, COUNT_MEMO_NODES)
-    if status != OK or count > np.uint64(1 << 26):
+    if status != OK or count > np.uint64(LIST_TURNS):
         status = TOO_BIG
         count = ZERO
     sq, ecell, m, plain, n_plain, capturers, n_cap, crushes, n_crush = _position(own, enemy)
@@ -1216,7 +1185,7 @@ def _stones(words: np.ndarray) -> int:
 
 @njit(cache=True)
 def evaluate(x: np.ndarray, o: np.ndarray, side: int, quiet: int) -> tuple[float, int]:
-    """Return (evaluation.whistling_eval for the side to move, status): material, plus the
+    """Return (the static evaluation for the side to move, status): material, plus the
     capture it must make now, minus the capture the opponent would have if it were to move."""
     own, enemy = _mover(x, o, side)
     material = _stones(own) - _stones(enemy)
@@ -1273,13 +1242,54 @@ def perft_words(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
     return _perft(own, enemy, quiet, depth)
 
 
+# -- the env's observation (actions.py: planes 0-9; plane 10, the board's cells, is constant) --
+
+#: Grid row (0-20) and column (0-40) of each cell: where the observation shows it.
+GRID_ROW = np.array([r - 1 for _, r in CELLS], np.int64)
+GRID_COL = np.array([c for c, _ in CELLS], np.int64)
+
+
+@njit(cache=True)
+def planes(own: np.ndarray, enemy: np.ndarray, cell: int, d: int, quiet: int,
+           out: np.ndarray) -> None:
+    """Write the observer's stones (plane 0), the opponent's (1), the stone that must go on
+    (2) and its last hop's direction (3 + d) mid-chain, and quiet / DRAW_QUIET capped at 1
+    (9) into ``out`` (21, 41, 11), whose other entries the caller set."""
+    for i in range(NC):
+        w, b = i >> 6, i & 63
+        if _has(own[w], b):
+            out[GRID_ROW[i], GRID_COL[i], 0] = 1.0
+        elif _has(enemy[w], b):
+            out[GRID_ROW[i], GRID_COL[i], 1] = 1.0
+    if cell >= 0:
+        out[GRID_ROW[cell], GRID_COL[cell], 2] = 1.0
+        out[GRID_ROW[cell], GRID_COL[cell], 3 + d] = 1.0
+    out[:, :, 9] = min(quiet, DRAW_QUIET) / DRAW_QUIET  # float64, rounded to float32 once
+
+
 # -- the Python API -----------------------------------------------------------------------------
-# Positions as the reference keeps them (Python int bitmasks, side, quiet counter); each call
+# Positions as rules.State keeps them (Python int bitmasks, side, quiet counter); each call
 # converts them to words. A status other than OK (a search past the kernel's bounds, more
-# than MAX_STONES enemy stones, or a count past 2**64) is answered by the reference rules.
+# than MAX_STONES enemy stones, or a count past 2**64) raises :class:`ChainLimitError`.
 
 NUM_ACTIONS = NC * 6 * MAX_DISTANCE
 RESULT_NAMES = {ONGOING: "ongoing", X_WINS: "x", O_WINS: "o", DRAW: "draw"}
+
+
+class ChainLimitError(PositionError):
+    """A position whose maximum-capture search passes the kernel's bounds (memory)."""
+
+
+def _refused(status: int, what: str) -> ChainLimitError:
+    """Return the refusal of a search that ended with ``status`` (``what``: the question)."""
+    if status == OVERFLOW:
+        why = "counts past 2**64 turns"
+    else:
+        why = (f"needs more than {MEMO_NODES:,} chain nodes, or {LAYERED_BYTES >> 20:,} MB "
+               f"when counted, or numbers more than {MAX_STONES} enemy stones")
+    return ChainLimitError(
+        f"{what} of this position {why} (stones that can chain-capture among many scattered "
+        "enemy stones); boardzoo refuses it to bound memory")
 
 
 def words(mask: int) -> np.ndarray:
@@ -1292,23 +1302,12 @@ def mask_of(ws: np.ndarray) -> int:
     return int.from_bytes(np.ascontiguousarray(ws, np.uint64).tobytes(), "little")
 
 
-def _state(x: int, o: int, side: int, quiet: int):  # noqa: ANN202 - a rules.State
-    """Return the reference position (for the fallbacks)."""
-    from .rules import State
-
-    return State(x, o, side, quiet)
-
-
-def count_turns(x: int, o: int, side: int, quiet: int) -> int:
-    """Return the number of legal turns (rules.State.legal_count)."""
-    _, c, status = legal_count(words(x), words(o), side, quiet, False, COUNT_MEMO_NODES)
-    return int(c) if status == OK else _state(x, o, side, quiet).legal_count()
-
-
-def most_captured(x: int, o: int, side: int, quiet: int) -> int:
-    """Return N of spec 8, the stones every legal turn captures (rules.State.max_capture)."""
-    n, _, status = legal_count(words(x), words(o), side, quiet, True, COUNT_MEMO_NODES)
-    return int(n) if status == OK else _state(x, o, side, quiet).max_capture()
+def counts(x: int, o: int, side: int, quiet: int, best_only: bool = False) -> tuple[int, int]:
+    """Return (N of spec 8, the number of legal turns; 0 with ``best_only``)."""
+    n, c, status = legal_count(words(x), words(o), side, quiet, best_only, COUNT_MEMO_NODES)
+    if status != OK:
+        raise _refused(status, "the maximum-capture search")
+    return int(n), int(c)
 
 
 def hop_actions(x: int, o: int, side: int, quiet: int, mover: int = -1,
@@ -1318,24 +1317,9 @@ def hop_actions(x: int, o: int, side: int, quiet: int, mover: int = -1,
     last hop along ``last``) the hops that continue a maximal chain (actions.py's mask)."""
     out = np.empty(NUM_ACTIONS, np.int64)
     n, status = legal_actions(words(x), words(o), side, quiet, mover, last, out)
-    if status == OK:
-        return out[:n].tolist()
-    return _reference_hops(x, o, side, quiet, mover, last)
-
-
-def _reference_hops(x: int, o: int, side: int, quiet: int, mover: int, last: int) -> list[int]:
-    """Return hop_actions from the reference: a chain search from the moving stone's node."""
-    from .actions import HOP_ACTION, WhistlingActions
-    from .chains import Chains
-    from .movegen import _extremes
-
-    state = _state(x, o, side, quiet)
-    if mover < 0:
-        return WhistlingActions().legal_actions(WhistlingActions().from_game_state(state))
-    own, enemy = state.stones[side], state.stones[1 - side]
-    chains = Chains(own, enemy, [mover], [], _extremes(cells_of(enemy)), last)
-    hops = chains.hops(mover, mover, last, enemy, chains.n)
-    return sorted(HOP_ACTION[mover * NC + dest] for _, dest, _ in hops)
+    if status != OK:
+        raise _refused(status, "listing the hops")
+    return out[:n].tolist()
 
 
 def play_hop(x: int, o: int, side: int, quiet: int, mover: int, last: int,
@@ -1345,20 +1329,13 @@ def play_hop(x: int, o: int, side: int, quiet: int, mover: int, last: int,
     return mask_of(a), mask_of(b), int(s), int(q), int(mv), int(la)
 
 
-def play_turn(x: int, o: int, side: int, quiet: int,
-              path: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """Return (x, o, side, quiet) after the legal turn through ``path`` (rules.State.play)."""
-    a, b, s, q = apply_turn(words(x), words(o), side, quiet, np.array(path, np.int64))
-    return mask_of(a), mask_of(b), int(s), int(q)
-
-
-def turns(x: int, o: int, side: int, quiet: int) -> list:
-    """Return every legal turn as rules.Turn, in rules.State.legal_moves' order."""
-    from .rules import Turn
-
+def turn_rows(x: int, o: int, side: int,
+              quiet: int) -> list[tuple[tuple[int, ...], tuple[int, ...], int]]:
+    """Return every legal turn as (path, each hop's captured cell bitmask, kind), in the
+    order of the search (rules.State.legal_moves)."""
     kind, path, caps, lens, ecell, n, status = legal_turns(words(x), words(o), side, quiet)
     if status != OK:
-        return _state(x, o, side, quiet).legal_moves()
+        raise _refused(status, "listing the turns")
     bits = [1 << int(c) for c in ecell]
     out = []
     for i in range(n):
@@ -1368,37 +1345,28 @@ def turns(x: int, o: int, side: int, quiet: int) -> list:
         elif kind[i] == CRUSH:
             hop_caps = (1 << p[1],)
         else:
-            hop_caps = tuple(sum(bits[j] for j in range(len(bits)) if int(c) >> j & 1)
-                             for c in caps[i, :lens[i] - 1])
-        out.append(Turn(p, hop_caps, int(kind[i])))
+            hop_caps = tuple(sum(bits[j] for j in range(len(bits)) if c >> j & 1)
+                             for c in caps[i, :lens[i] - 1].tolist())
+        out.append((p, hop_caps, int(kind[i])))
     return out
 
 
-def outcome(x: int, o: int, side: int, quiet: int) -> str:
-    """Return ``"ongoing"``, ``"x"``, ``"o"`` or ``"draw"`` (rules.State.result)."""
-    return RESULT_NAMES[int(result(words(x), words(o), side, quiet))]
+def outcome(x: int, o: int, side: int, quiet: int) -> int:
+    """Return ONGOING, X_WINS, O_WINS or DRAW (see :func:`result`)."""
+    return int(result(words(x), words(o), side, quiet))
 
 
 def evaluation(x: int, o: int, side: int, quiet: int) -> float:
-    """Return evaluation.whistling_eval of the position, bit for bit."""
+    """Return the static evaluation of the position for the side to move (:func:`evaluate`)."""
     value, status = evaluate(words(x), words(o), side, quiet)
-    if status == OK:
-        return float(value)
-    return _evaluation.whistling_eval(_state(x, o, side, quiet))
+    if status != OK:
+        raise _refused(status, "the maximum-capture search")
+    return float(value)
 
 
-def perft_state(state: object, depth: int) -> int:
-    """Return ``state.perft(depth)`` of a rules.State, counted on the kernel (what
-    ``boardzoo perft whistling`` prints; the reference answers past the kernel's bounds)."""
-    x, o = state.stones  # type: ignore[attr-defined]
-    total, status = perft_words(words(x), words(o), state.side, state.quiet,  # type: ignore[attr-defined]
-                                depth)
-    return int(total) if status == OK else state.perft(depth)  # type: ignore[attr-defined]
-
-
-def perft(position_text: str, depth: int) -> int:
-    """Return the number of turn sequences of ``depth`` plies from a position text
-    (rules.State.perft)."""
-    from .rules import State
-
-    return perft_state(State.from_text(position_text), depth)
+def perft(x: int, o: int, side: int, quiet: int, depth: int) -> int:
+    """Return the number of turn sequences of ``depth`` plies (rules.State.perft)."""
+    total, status = perft_words(words(x), words(o), side, quiet, depth)
+    if status != OK:
+        raise _refused(status, "counting the turns")
+    return int(total)

@@ -1,23 +1,25 @@
-"""Monochromatic Whistling rules engine (spec: shared/rules/whistling.md), on cell bitmasks.
+"""Monochromatic Whistling rules (spec: shared/rules/whistling.md): the position, its
+text, and the questions the compiled kernel answers (:mod:`.kernel`).
 
 A move is a :class:`Turn`: the start cell and every hop destination, the
 stones each hop captures (bitmasks) and the kind (plain move, whistling
 capture, crush). ``legal_moves()`` returns whole turns: a chain of hops is one
 move, and only turns that capture the maximum number of stones (spec section 8).
 
-Move generation lives in :mod:`.movegen`, the maximum-capture search in
-:mod:`.chains`. A chain position can have hundreds of thousands of maximal turns
-(docs/whistling.md, "Worst cases"), so a State keeps the search rather than the
-list: ``legal_count()``, ``is_terminal()``, ``is_legal()``, ``iter_legal_moves()``
-and the env's hop actions work from it, and only ``legal_moves()`` builds the list.
+Move generation, the maximum-capture search, results and the evaluation run in the kernel
+(numba); a State keeps the stone bitmasks and caches the kernel's answers. A chain position
+can have hundreds of thousands of maximal turns (docs/whistling.md, "Worst cases"), so
+``legal_count()``, ``max_capture()`` and ``is_terminal()`` never list them; past the
+kernel's bounds a question raises :class:`.kernel.ChainLimitError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
+from typing import NamedTuple
 
 from ..core.game import GameState, MoveError, PositionError, echo
-from .chains import Chains
+from . import kernel
 from .hexgrid import (
     BIT,
     CELL_NAMES,
@@ -27,57 +29,54 @@ from .hexgrid import (
     NUM_CELLS,
     NUM_COLUMNS,
     NUM_ROWS,
+    OPPOSITE,
     RAYS,
     ZONES,
     cells_of,
     distance2,
     parse_cell,
 )
-from .movegen import _BANNED, _NO_CAPTURE, Turn, _new, _scan, capture_hops
+from .kernel import DRAW_QUIET, ChainLimitError
 from .notation import CRUSH, PLAIN, WHISTLE, parse_turn, turn_to_str
 
-__all__ = ["CRUSH", "DRAW_QUIET", "PLAIN", "START_TEXT", "WHISTLE", "State", "Turn",
-           "capture_hops", "count_turns", "diagram", "generate"]
+__all__ = ["CRUSH", "DRAW_QUIET", "PLAIN", "START_TEXT", "WHISTLE", "ChainLimitError", "State",
+           "Turn", "diagram"]
 
 X, O = 0, 1
 SIDES = "xo"
-DRAW_QUIET = 40  # spec section 9: 20 non-capturing turns by each player
 START_TEXT = (
     "s1,u1,r2,t2,v2,s3,u3,H14,J14,g15,i15,G15,I15,K15,f16,h16,j16,H16,J16,g17,i17/"
     "G5,I5,f6,h6,F6,H6,J6,e7,g7,i7,G7,I7,f8,h8,u19,w19,t20,v20,x20,u21,w21 x 0"
 )
+#: Directions a chain hop may not take after a hop in direction d (straight on or back,
+#: spec section 7); index 6 (= -1) is the first hop of a turn, which may go anywhere.
+_BANNED = tuple((d, OPPOSITE[d]) for d in range(6)) + ((-1, -1),)
+_RESULT_WINNER = {kernel.X_WINS: X, kernel.O_WINS: O}
 
 
-def generate(own: int, enemy: int) -> tuple[list[Turn], int]:
-    """Return (legal turns, stones each captures) for the mover's ``own`` and ``enemy`` masks.
+class Turn(NamedTuple):
+    """One whole turn: cells visited (start, then each hop's destination), captures, kind."""
 
-    The list can be huge in chain positions (see :class:`.chains.Chains`); the State's
-    ``iter_legal_moves`` and ``legal_count`` avoid building it.
-    """
-    if not own or not enemy:
-        return [], 0
-    plain, capturers, crushes, mx = _scan(own, enemy)
-    if capturers:
-        chains = Chains(own, enemy, capturers, crushes, mx)
-        return list(chains.turns()), chains.n
-    if crushes:
-        return crushes, 1
-    return _plain_turns(plain), 0
+    path: tuple[int, ...]
+    #: Bitmask of the enemy stones each hop captures (``(0,)`` for a plain move).
+    caps: tuple[int, ...]
+    kind: int  # PLAIN, WHISTLE or CRUSH
 
+    @property
+    def captured(self) -> int:
+        """Return the bitmask of every stone this turn captures."""
+        out = 0
+        for c in self.caps:
+            out |= c
+        return out
 
-def count_turns(own: int, enemy: int) -> int:
-    """Return the number of legal turns without building them."""
-    if not own or not enemy:
-        return 0
-    plain, capturers, crushes, mx = _scan(own, enemy)
-    if capturers:
-        return Chains(own, enemy, capturers, crushes, mx).count()
-    return len(crushes) if crushes else sum(k for _, _, k in plain)
+    @property
+    def count(self) -> int:
+        """Return the number of stones this turn captures."""
+        return sum(c.bit_count() for c in self.caps)
 
 
-def _plain_turns(plain: list[tuple[int, tuple[int, ...], int]]) -> list[Turn]:
-    """Return the plain moves of ``_scan``'s slides (cell, ray, longest distance)."""
-    return [_new(Turn, ((s, r), _NO_CAPTURE, PLAIN)) for s, ray, k in plain for r in ray[:k]]
+_new = tuple.__new__  # builds a Turn without NamedTuple's Python-level __new__
 
 
 class State(GameState):
@@ -85,7 +84,7 @@ class State(GameState):
 
     name = "whistling"
     player_names = ("x", "o")
-    __slots__ = ("stones", "side", "quiet", "_ply", "_turns", "_most", "_turn_set", "_chains")
+    __slots__ = ("stones", "side", "quiet", "_ply", "_turns", "_most", "_count", "_result")
 
     def __init__(self, x: int, o: int, side: int = X, quiet: int = 0, ply: int = 0) -> None:
         """Build a position from X's and O's stone bitmasks (bit i = cell i in board order)."""
@@ -94,9 +93,9 @@ class State(GameState):
         self.quiet = quiet
         self._ply = ply
         self._turns: list[Turn] | None = None
-        self._most = -1  # N of spec section 8; -1 until the turns are generated
-        self._turn_set: frozenset[Turn] | None = None
-        self._chains: Chains | None = None
+        self._most = -1  # N of spec section 8; -1 until the kernel is asked
+        self._count = -1  # the number of legal turns; -1 until the kernel is asked
+        self._result = -1  # kernel.result's code; -1 until asked
 
     # -- construction and text ------------------------------------------------------
     @classmethod
@@ -155,83 +154,63 @@ class State(GameState):
     def __hash__(self) -> int:
         return hash(self.key())
 
-    def _generate(self) -> None:
-        """Find the legal turns once: the list in quiet and crush positions, the
-        maximum-capture search (never its list of turns) when a stone can whistle-capture."""
-        own, enemy = self.stones[self.side], self.stones[1 - self.side]
-        if not own or not enemy or self.quiet >= DRAW_QUIET:
-            self._turns, self._most = [], 0
-            return
-        plain, capturers, crushes, mx = _scan(own, enemy)
-        if capturers:
-            self._chains = Chains(own, enemy, capturers, crushes, mx)
-            self._most = self._chains.n
-        elif crushes:
-            self._turns, self._most = crushes, 1
-        else:
-            self._turns, self._most = _plain_turns(plain), 0
-
-    def chains(self) -> Chains | None:
-        """Return the maximum-capture search when some stone can whistle-capture, else None."""
-        if self._most < 0:
-            self._generate()
-        return self._chains
+    def _position(self) -> tuple[int, int, int, int]:
+        """Return the kernel's (x, o, side, quiet)."""
+        return self.stones[0], self.stones[1], self.side, self.quiet
 
     def legal_moves(self) -> list[Turn]:
         """Return every legal turn; in chain positions the list can be huge (hundreds of
-        thousands of turns, docs/whistling.md): prefer ``iter_legal_moves``/``legal_count``."""
+        thousands of turns, docs/whistling.md): prefer ``legal_count``/``max_capture``."""
         if self._turns is None:
-            chains = self.chains()
-            if self._turns is None:
-                self._turns = list(chains.turns())  # type: ignore[union-attr]
+            self._turns = [_new(Turn, row) for row in kernel.turn_rows(*self._position())]
         return self._turns
 
     def iter_legal_moves(self) -> Iterator[Turn]:
-        """Yield the turns of ``legal_moves()`` in the same order, in bounded memory."""
-        chains = self.chains()
-        if self._turns is None:
-            return chains.turns()  # type: ignore[union-attr]
-        return iter(self._turns)
+        """Yield the turns of ``legal_moves()`` in the same order."""
+        return iter(self.legal_moves())
 
     def iter_legal_move_strs(self) -> Iterator[str]:
-        """Yield ``legal_move_strs()`` (sorted notation) one by one, in bounded memory."""
-        chains = self.chains()
-        if self._turns is None:
-            return chains.strs()  # type: ignore[union-attr]
-        return iter(self.legal_move_strs())
+        """Yield ``legal_move_strs()`` (sorted notation) one by one."""
+        return iter(sorted(map(turn_to_str, self.legal_moves())))
 
     def legal_count(self) -> int:
         """Return ``len(legal_moves())`` without building the turns."""
         if self._turns is not None:
             return len(self._turns)
-        if self._most < 0:
-            own, enemy = self.stones[self.side], self.stones[1 - self.side]
-            if not own or not enemy or self.quiet >= DRAW_QUIET:
-                return 0
-            plain, capturers, crushes, mx = _scan(own, enemy)
-            if not capturers:  # why not _generate: perft's leaves need no plain-move list
-                return len(crushes) if crushes else sum(k for _, _, k in plain)
-            self._chains = Chains(own, enemy, capturers, crushes, mx)
-            self._most = self._chains.n
-        return self._chains.count()  # type: ignore[union-attr]
+        if self._count < 0:
+            self._most, self._count = kernel.counts(*self._position())
+        return self._count
 
     def max_capture(self) -> int:
         """Return N of spec section 8: the stones every legal turn captures (0: plain moves)."""
         if self._most < 0:
-            self._generate()
+            self._most, _ = kernel.counts(*self._position(), best_only=True)
         return self._most
 
     def is_legal(self, move: object) -> bool:
-        """Return True when ``move`` is one of this position's legal turns."""
-        chains = self.chains()
-        if chains is not None:  # follow the move through the search (no list, no set)
-            return chains.contains(move)
-        if self._turn_set is None:
-            self._turn_set = frozenset(self.legal_moves())
-        try:
-            return move in self._turn_set
-        except TypeError:  # unhashable input is no legal turn
+        """Return True when ``move`` is one of this position's legal turns (followed hop by
+        hop through the kernel's legal hops: no list of turns)."""
+        if not (isinstance(move, tuple) and len(move) == 3):
             return False
+        path, caps, kind = move
+        if (type(path) is not tuple or type(caps) is not tuple or len(path) < 2
+                or not all(type(c) is int and 0 <= c < NUM_CELLS for c in path)):
+            return False
+        board = (*self._position(), -1, -1)
+        got: list[int] = []
+        for i, (a, b) in enumerate(zip(path, path[1:], strict=False)):
+            action = HOP_ACTION.get(a * NUM_CELLS + b)
+            if board[4] < 0 < i or action is None or action not in kernel.hop_actions(*board):
+                return False  # the turn ended before this hop, or no legal hop
+            enemy = board[1 - self.side]
+            board = kernel.play_hop(*board, action)
+            got.append(enemy & ~board[1 - self.side])
+        if board[4] >= 0:
+            return False  # the turn goes on past the path's end
+        if len(path) == 2 and not got[0]:
+            return move == (path, (0,), PLAIN)
+        one = len(path) == 2 and HOPS[path[0] * NUM_CELLS + path[1]][1] == 1
+        return move == (path, tuple(got), CRUSH if one else WHISTLE)
 
     def apply(self, move: Turn) -> State:
         if not self.is_legal(move):
@@ -252,35 +231,25 @@ class State(GameState):
 
     def perft(self, depth: int) -> int:
         """Count the turn sequences of ``depth`` plies (terminal positions have none)."""
-        if depth <= 0:
-            return 1
-        if depth == 1:
-            return self.legal_count()
-        return sum(self.play(m).perft(depth - 1) for m in self.iter_legal_moves())
+        return kernel.perft(*self._position(), depth)
 
     # -- outcome ----------------------------------------------------------------------
+    def _outcome(self) -> int:
+        """Return the kernel's result code (spec section 9), cached."""
+        if self._result < 0:
+            self._result = kernel.outcome(*self._position())
+        return self._result
+
     def winner(self) -> int | None:
-        if not self.stones[self.side]:
-            return 1 - self.side  # elimination
-        if self.quiet >= DRAW_QUIET:
-            return None
-        if not self._has_turns():
-            return 1 - self.side  # no legal turn (cannot happen; spec section 9.3)
-        return None
+        return _RESULT_WINNER.get(self._outcome())
 
     def is_terminal(self) -> bool:
-        return not self._has_turns()
+        return self._outcome() != kernel.ONGOING
 
     def draw_reason(self) -> str | None:
-        if self.is_terminal() and self.winner() is None and self.quiet >= DRAW_QUIET:
+        if self._outcome() == kernel.DRAW:
             return f"{DRAW_QUIET} turns without capture"
         return None
-
-    def _has_turns(self) -> bool:
-        """Return True when the side to move has a legal turn (a chain search always has)."""
-        if self._turns is not None:
-            return bool(self._turns)
-        return self.chains() is not None or bool(self._turns)
 
     # -- notation ---------------------------------------------------------------------
     def move_to_str(self, move: Turn) -> str:
@@ -323,6 +292,13 @@ class State(GameState):
             enemy &= ~c
             cell, last = dest, d
         return tuple(caps)
+
+
+#: HOP_ACTION[a * NUM_CELLS + b]: the action number of the hop from cell a to cell b
+#: (actions.py's encoding: (6 * cell + direction) * 20 + distance - 1).
+HOP_ACTION: dict[int, int] = {
+    key: (6 * (key // NUM_CELLS) + d) * kernel.MAX_DISTANCE + k - 1 for key, (d, k) in HOPS.items()
+}
 
 
 def _parse_side(text: str, side: str) -> int:

@@ -30,14 +30,6 @@ def max_game_length() -> int:
     return captures + captures * (DRAW_QUIET - 1) + DRAW_QUIET
 
 
-def kernel_perft(state: State, depth: int) -> int:
-    """Count ``state.perft(depth)`` on the compiled kernel (:mod:`.kernel`, imported here on
-    first use, so that numba loads only in processes that count)."""
-    from .kernel import perft_state
-
-    return perft_state(state, depth)
-
-
 #: Flat 21 x 41 grid index of each cell, in board order.
 CELL_GRID = np.array([(r - 1) * NUM_COLUMNS + c for c, r in CELLS])
 
@@ -55,7 +47,6 @@ SPEC = register_game(GameSpec(
     max_game_length=max_game_length(),
     evaluate=whistling_eval,
     eval_scale=3.0,
-    perft=kernel_perft,  # `boardzoo perft whistling`: the same counts, on the compiled rules
     playout_cap=8,
     symmetries=whistling_symmetries,
     # (6 * cell + direction) * 20 + distance - 1, cells in board order on the 21 x 41 grid
