@@ -54,7 +54,7 @@ class UltimaActions(MoveActions):
         # captures() also knows the moves of a drawn position: refuse those here
         if state.is_terminal():
             raise MoveError(f"the game is over ({state.result()}): action {action} is not legal")
-        if state.captures(action) is None:
+        if state.capture_mask(action) is None:
             raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
         return action
 

@@ -27,20 +27,13 @@ def ultima_eval(state: GameState) -> float:
     return float(evaluate_into(state.array(), state.to_move, _MOVES, _CAPS))  # type: ignore[attr-defined]
 
 
-def _legal_arrays(state: GameState) -> tuple[np.ndarray, np.ndarray]:
-    """Return the state's legal moves and their capture masks as int64 arrays."""
-    moves = state.legal_moves()
-    caps = [state.capture_mask(m) for m in moves]  # type: ignore[attr-defined]
-    return np.array(moves, dtype=np.int64), np.array(caps, dtype=np.int64)
-
-
 def capture_values(state: GameState) -> tuple[np.ndarray, np.ndarray]:
     """Return the legal moves that capture and the material each takes (pawn = 1).
 
     The policy prior of Ultima networks (``model.policy_prior``): a capture's worth, the
     rule of thumb that orders captures first (most valuable victims first) in a search.
     """
-    moves, caps = _legal_arrays(state)
+    moves, caps = state.legal_arrays()  # type: ignore[attr-defined]
     out_moves = np.empty(len(moves), dtype=np.int64)
     out_values = np.empty(len(moves), dtype=np.float32)
     k = kernel.capture_values(state.array(), moves, caps, len(moves), out_moves, out_values)  # type: ignore[attr-defined]
@@ -52,7 +45,7 @@ def winning_move(state: GameState) -> int | None:
     None; only checking moves are tried (see ``kernel.winning_move``)."""
     if state.is_terminal():
         return None
-    moves, caps = _legal_arrays(state)
+    moves, caps = state.legal_arrays()  # type: ignore[attr-defined]
     move = kernel.winning_move(state.array(), state.to_move, moves, caps, len(moves),  # type: ignore[attr-defined]
                                _WORK, _MOVES, _CAPS)
     return None if move < 0 else int(move)

@@ -1274,7 +1274,12 @@ def history_of(state: State) -> np.ndarray:
 def squares_of(mask: int) -> tuple[int, ...]:
     """Return the squares of a capture mask in ascending order."""
     mask &= (1 << 64) - 1
-    return tuple(s for s in range(64) if mask >> s & 1)
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(out)
 
 
 def perft_state(state: State, depth: int) -> int:

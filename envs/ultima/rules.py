@@ -64,7 +64,7 @@ class State(GameState):
     name = "ultima"
     player_names = ("white", "black")
     __slots__ = ("board", "side", "halfmove", "fullmove", "history", "_array", "_moves",
-                 "_caps", "_captures", "_result")
+                 "_move_array", "_cap_array", "_captures", "_result")
 
     def __init__(self, board: bytes, side: int = 0, halfmove: int = 0, fullmove: int = 1,
                  history: tuple[bytes, ...] | None = None) -> None:
@@ -80,7 +80,8 @@ class State(GameState):
         self.history = (history or ()) + (self.board + b"wb"[side : side + 1],)
         self._array: np.ndarray | None = None
         self._moves: list[int] | None = None  # the pieces' moves, also once the game is over
-        self._caps: list[int] | None = None  # their capture masks
+        self._move_array: np.ndarray | None = None  # the same, as the kernel's int64 array
+        self._cap_array: np.ndarray | None = None  # their capture masks (int64)
         self._captures: dict[int, int] | None = None  # move -> capture mask
         self._result = ONGOING
 
@@ -154,8 +155,8 @@ class State(GameState):
         """Ask the kernel for the pieces' moves, their captures and the result (spec 7, 9)."""
         n, self._result = _judged_moves(self.array(), self.side, self.halfmove, self.ply,
                                         self.occurrences(), _MOVES, _CAPS)
-        self._moves = _MOVES[:n].tolist()
-        self._caps = _CAPS[:n].tolist()
+        self._move_array, self._cap_array = _MOVES[:n].copy(), _CAPS[:n].copy()
+        self._moves = self._move_array.tolist()
 
     def legal_moves(self) -> list[int]:
         """Return the legal moves (``64 * origin + destination``); empty once the game is
@@ -164,13 +165,22 @@ class State(GameState):
             self._ask()
         return self._moves if self._result == ONGOING else []  # type: ignore[return-value]
 
+    def legal_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return the legal moves and their capture masks as the kernel's int64 arrays (empty
+        once the game is over); do not write to them."""
+        if self._moves is None:
+            self._ask()
+        if self._result != ONGOING:
+            return _MOVES[:0], _CAPS[:0]
+        return self._move_array, self._cap_array  # type: ignore[return-value]
+
     def capture_mask(self, move: int) -> int | None:
         """Return the kernel's capture mask of ``move`` (int64), or None when no piece can
         make it (see :meth:`captures`)."""
         if self._captures is None:
             if self._moves is None:
                 self._ask()
-            self._captures = dict(zip(self._moves, self._caps, strict=True))  # type: ignore[arg-type]
+            self._captures = dict(zip(self._moves, self._cap_array.tolist(), strict=True))  # type: ignore[arg-type, union-attr]
         return self._captures.get(move)
 
     def captures(self, move: int) -> tuple[int, ...] | None:
