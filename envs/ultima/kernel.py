@@ -10,10 +10,10 @@ array), a move ``64 * origin + destination``. A move's captures are a mask: an i
 the sign never matters). Moves come out by origin square, then direction, then distance: the
 order in which the agents' seeded choices and the searches read them.
 tests/test_ultima_kernel.py holds this module to the shared vectors, to facts recorded from the
-readable Python rules it replaced (commit 7c0f0b0; tests/data/ultima_facts.txt) and to the
-torch engine. Every function is ``@njit(cache=True)``: the first call in a fresh environment
-compiles it once (docs/compiled.md states how long), later processes load the machine code
-from numba's cache.
+readable Python rules it replaced (commit 7c0f0b0; tests/data/ultima_facts.txt), and
+tests/test_batched_ultima.py holds the torch engine to it. Every function is
+``@njit(cache=True)``: the first call in a fresh environment compiles it once (docs/compiled.md
+states how long), later processes load the machine code from numba's cache.
 
 Repetition (spec 9.4) needs the earlier positions. ``State.history`` keeps them (board bytes
 plus side, cleared by a capture, since a position before a capture can never recur); a search
@@ -181,8 +181,8 @@ def _pincered(b: np.ndarray, t: int, colour: int, victim: int) -> int:
     pieces ``victim`` unless it is :data:`ANY` (the chameleon pincers pawns, spec 6.6).
 
     Asked per landing square, not collected per enemy piece before the moves: the same set
-    without a table to fill. The partner is never the
-    vacated origin: the mover would have had to pass through the victim's square.
+    without a table to fill. The partner is never the vacated origin: the mover would have
+    had to pass through the victim's square.
     """
     out = 0
     for d in range(0, 8, 2):
