@@ -24,10 +24,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, objmode, types
-from numba.extending import intrinsic
+from numba import njit, objmode
 
+from ..envs.core.jit_bits import bits_float, float_bits
 from .alphabeta import EXACT, LOWER, MAX_DEPTH, UPPER, WIN, AlphaBetaAgent, _Timeout
 
 #: Nodes between two reads of the clock under a time limit.
@@ -46,32 +45,6 @@ _U3, _U16BITS = np.uint64(3), np.uint64(0xFFFF)
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _S31, _S32 = np.uint64(31), np.uint64(32)
-
-
-@intrinsic
-def float_bits(typingctx, x):  # type: ignore[no-untyped-def]
-    """Return the IEEE-754 bits of a float64 as a uint64 (so the table is one array)."""
-    if x != types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        """Reinterpret the bits."""
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.uint64(types.float64), codegen
-
-
-@intrinsic
-def bits_float(typingctx, x):  # type: ignore[no-untyped-def]
-    """Return the float64 whose IEEE-754 bits are the uint64 ``x``."""
-    if x != types.uint64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        """Reinterpret the bits."""
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.uint64), codegen
 
 
 @njit(cache=True)

@@ -4,11 +4,10 @@ moves, scores and node counts must agree), the JIT's one-time compile cost
 (docs/compiled.md) and, for Ultima, midgame searches and the network's leaf search per
 position.
 
-LOA's rules are the compiled kernel (``State`` asks it), so there "old" measures what Python
-costs around them: perft is the protocol's Python recursion over ``State`` (one position
-object per node) against the kernel's, and docs/compiled.md keeps the figures measured
-against the Python rules engine that the kernel replaced. Ultima's ``State`` is still the
-Python reference: "old" is its perft and the Python search on it.
+The rules of both games are their compiled kernels (``State`` asks them), so "old" perft
+measures what Python costs around them: the protocol's Python recursion over ``State`` (one
+position object per node) against the kernel's; docs/compiled.md keeps the figures measured
+against the Python rules engines that the kernels replaced.
 
 Usage: python bench/compiled_speed.py --game loa [--perft-depth 3] [--ab-depths 3,4]
        python bench/compiled_speed.py --game ultima [--perft-depth 3] [--ab-depths 2,3]
@@ -65,12 +64,15 @@ class Game:
 
 
 def python_perft(state: GameState, depth: int) -> int:
-    """Count leaf move sequences by a Python recursion over LOA's ``State`` (an object per
-    node)."""
+    """Count leaf move sequences by a Python recursion over ``State`` (an object per node;
+    LOA's without its repetition history)."""
     if depth <= 1:
         return len(state.legal_moves()) if depth == 1 else 1
-    return sum(python_perft(state.apply(m, track_history=False), depth - 1)  # type: ignore[call-arg]
-               for m in state.legal_moves())
+    if state.name == "loa":
+        children = (state.apply(m, track_history=False) for m in state.legal_moves())  # type: ignore[call-arg]
+    else:
+        children = (state.apply(m) for m in state.legal_moves())
+    return sum(python_perft(child, depth - 1) for child in children)
 
 
 def load_game(name: str) -> Game:
@@ -83,13 +85,11 @@ def load_game(name: str) -> Game:
                     lambda state, depth: state.perft(depth), "",
                     "boardzoo.envs.loa.rules, boardzoo.agents.alphabeta_loa")
     from boardzoo.agents.alphabeta_ultima import CompiledUltimaAlphaBeta
-    from boardzoo.envs.ultima import kernel as ultima_kernel
     from boardzoo.envs.ultima.rules import State as UltimaState
 
-    return Game("ultima", UltimaState, CompiledUltimaAlphaBeta,
-                lambda state, depth: state.perft(depth), ultima_kernel.perft_state,  # type: ignore[arg-type]
-                ", boardzoo.envs.ultima.rules",
-                "boardzoo.envs.ultima.kernel, boardzoo.agents.alphabeta_ultima")
+    return Game("ultima", UltimaState, CompiledUltimaAlphaBeta, python_perft,
+                lambda state, depth: state.perft(depth), "",
+                "boardzoo.envs.ultima.rules, boardzoo.agents.alphabeta_ultima")
 
 
 def jit_seconds(game: Game) -> tuple[float, float]:

@@ -2,9 +2,9 @@
 
 The reference reads the spec the plain way: a move is legal when no enemy move
 (generated in full) would capture the king afterwards. It shares nothing with
-``movegen`` but the square numbering, so agreement on thousands of positions
-from random play and random sparse placements is strong evidence for the fast
-engine's shortcuts (the relevance masks that skip most check tests).
+the compiled kernel (envs/ultima/kernel.py, through ``State``) but the square numbering,
+so agreement on thousands of positions from random play and random sparse placements is
+strong evidence for the fast engine's shortcuts (the relevance masks that skip most check tests).
 """
 
 from __future__ import annotations

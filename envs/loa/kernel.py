@@ -31,12 +31,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from ..core.bits import mask_of
 from ..core.board8 import RAYS
+from ..core.jit_bits import lowest_square, popcount
 
 if TYPE_CHECKING:
     from .rules import State
@@ -71,32 +70,6 @@ BETWEEN = np.array([[[mask_of(RAYS[s][d][: max(n - 1, 0)]) for n in range(9)]
 
 _NOT_A = np.uint64(((1 << 64) - 1) & ~mask_of(range(0, 64, 8)))  # every square but file a
 _NOT_H = np.uint64(((1 << 64) - 1) & ~mask_of(range(7, 64, 8)))  # every square but file h
-
-
-@intrinsic
-def popcount(typingctx, x):  # type: ignore[no-untyped-def]
-    """Return the number of set bits of a uint64 (one machine instruction)."""
-    if x != types.uint64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        """Emit LLVM's ctpop."""
-        return builder.ctpop(args[0])
-
-    return types.int64(types.uint64), codegen
-
-
-@intrinsic
-def lowest_square(typingctx, x):  # type: ignore[no-untyped-def]
-    """Return the index of the lowest set bit of a non-zero uint64 (count trailing zeros)."""
-    if x != types.uint64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        """Emit LLVM's cttz (zero input allowed: it answers 64)."""
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-
-    return types.int64(types.uint64), codegen
 
 
 @njit("uint64(int64)", cache=True)

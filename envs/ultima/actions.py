@@ -35,27 +35,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.actions import MoveActions
-from ..core.bits import indices_of
 from ..core.game import MoveError
-from .movegen import BLACK, CODE_OF, LETTERS, WHITE, frozen_pieces
-from .rules import NO_CAPTURE_LIMIT, PLY_CAP, REPETITIONS, State
+from .kernel import planes
+from .rules import State
 
 NUM_PLANES = 22
 NUM_ACTIONS = 4096
-
-
-def _piece_table(player: int) -> np.ndarray:
-    """Return the (16, NUM_PLANES) rows of the observation per piece code from ``player``'s
-    view: a one on the piece's plane (0-6 own kinds, 7-13 the opponent's) and on plane 21."""
-    table = np.zeros((16, NUM_PLANES), dtype=np.float32)
-    table[:, 21] = 1.0
-    for letter, code in CODE_OF.items():
-        own = (code & 8) == (BLACK if player else WHITE)
-        table[code, LETTERS.index(letter.upper()) + (0 if own else 7)] = 1.0
-    return table
-
-
-PIECE_TABLE = (_piece_table(0), _piece_table(1))
 
 
 class UltimaActions(MoveActions):
@@ -69,7 +54,7 @@ class UltimaActions(MoveActions):
         # captures() also knows the moves of a drawn position: refuse those here
         if state.is_terminal():
             raise MoveError(f"the game is over ({state.result()}): action {action} is not legal")
-        if state.captures(action) is None:
+        if state.capture_mask(action) is None:
             raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
         return action
 
@@ -79,22 +64,7 @@ class UltimaActions(MoveActions):
         return state.parse_move(text)
 
     def observation(self, state: State, player: int) -> np.ndarray:
-        board = state.board
-        codes = np.frombuffer(board, dtype=np.uint8).astype(np.intp)
-        obs = PIECE_TABLE[player].take(codes, axis=0)  # (64, planes), faster than [codes]
-        mine, theirs = (WHITE, BLACK) if player == 0 else (BLACK, WHITE)
-        for colour, plane in ((mine, 14), (theirs, 15)):
-            frozen = frozen_pieces(board, colour)
-            if frozen:
-                obs[indices_of(frozen), plane] = 1.0
-        seen = state.history.count(state.history[-1])
-        obs[:, 16:21] = (
-            1.0 if state.to_move == player else 0.0,
-            1.0 if player == 0 else 0.0,
-            min(state.halfmove, NO_CAPTURE_LIMIT) / NO_CAPTURE_LIMIT,
-            min(state.ply, PLY_CAP) / PLY_CAP,
-            min(seen - 1, REPETITIONS - 1) / (REPETITIONS - 1),
-        )
-        return obs.reshape(self.observation_shape)
-
-
+        obs = np.empty(self.observation_shape, dtype=np.float32)
+        planes(state.array(), player, state.to_move, state.halfmove, state.ply,
+               state.occurrences(), obs)
+        return obs

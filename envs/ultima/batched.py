@@ -22,9 +22,10 @@ import torch
 
 from ..core.batched import BatchedGame, BatchState
 from ..core.game import PositionError
-from .actions import PIECE_TABLE, UltimaActions
+from .actions import NUM_PLANES, UltimaActions
 from .batched_rules import C, I, K, armies, attacked, captures, legal_moves
 from .batched_tables import Tables, keep, popcount, spread, square_of, take
+from .board import BLACK, CODE_OF, LETTERS, WHITE
 from .rules import NO_CAPTURE_LIMIT, PLY_CAP, REPETITIONS, State
 
 #: History entries kept per game: a running game has at most 100 plies since a capture.
@@ -47,6 +48,20 @@ class UltimaBatch(BatchState):
     over: torch.Tensor  # (N,) bool game finished
     winner: torch.Tensor  # (N,) int64 winner, -1 for a draw or a running game
     seen: torch.Tensor  # (N,) int64 occurrences of the current position in the history
+
+
+def _piece_table(player: int) -> np.ndarray:
+    """Return the (16, NUM_PLANES) rows of the observation per piece code from ``player``'s
+    view: a one on the piece's plane (0-6 own kinds, 7-13 the opponent's) and on plane 21."""
+    table = np.zeros((16, NUM_PLANES), dtype=np.float32)
+    table[:, 21] = 1.0
+    for letter, code in CODE_OF.items():
+        own = (code & 8) == (BLACK if player else WHITE)
+        table[code, LETTERS.index(letter.upper()) + (0 if own else 7)] = 1.0
+    return table
+
+
+PIECE_TABLE = (_piece_table(0), _piece_table(1))
 
 
 class BatchedUltima(BatchedGame):

@@ -3,8 +3,8 @@
 An *army* is a list of 8 (N,) int64 bitboards: entry ``kind`` (1..7 = K P L C W I O,
 the codes of :mod:`.board`) for that kind, entry 0 the union of all of them.
 
-Legality follows :mod:`.movegen`: every pseudo-legal move is generated per piece and
-direction with Kogge-Stone fills; a move can leave the king capturable only if it is a
+Legality follows the compiled rules (:mod:`.kernel`): every pseudo-legal move is generated
+per piece and direction with Kogge-Stone fills; a move can leave the king capturable only if it is a
 king move, an immobilizer move that releases a frozen attacker, or a move that *empties*
 a square an attack needs (filling a square only ever blocks). Those candidates (and
 every move while in check) are played out and tested with :func:`attacked`; the rest
@@ -247,7 +247,7 @@ def pseudo_moves(tb: Tables, codes: torch.Tensor, us: Army,
                  them: Army) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return (game, origin, kind, destinations) per piece of army ``us`` that can move:
     every move that obeys movement and immobilization, ignoring the king's safety (as
-    :func:`.movegen.pseudo_moves`); the pawns first, then the other pieces but the king,
+    :func:`.kernel.pseudo_moves`); the pawns first, then the other pieces but the king,
     then one king row per game (with no destination where the king cannot move)."""
     n = us[0].shape[0]
     empty = ~(us[0] | them[0])

@@ -1,46 +1,30 @@
-"""Ultima evaluation: material with piece values, frozen pieces discounted, mobility, threats."""
+"""Ultima's evaluation, action prior and win-in-one test for the agents and the networks.
+
+The terms, their weights and why are in :mod:`.kernel` (``evaluate_into``, ``capture_values``,
+``winning_move``), which computes them: material with piece values, frozen pieces discounted,
+mobility and the best capture the mover has. These are the functions that the game's
+descriptor names.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.game import GameState
-from .board import KING
-from .check import attacked
-from .movegen import make_move, pseudo_moves
+from . import kernel
+from .kernel import FROZEN_FACTOR, MAX_MOVES, VALUES, W_MOBILITY, W_THREAT, evaluate_into
 
-# Pawn = 1. The immobilizer paralyses whole regions; the queen-movers are worth a few pawns.
-# Index = piece kind: -, K, P, L, C, W, I, O (the king is never captured: checkmate decides).
-VALUES = (0.0, 0.0, 1.0, 3.0, 3.0, 3.5, 5.0, 3.5)
-FROZEN_FACTOR = 0.6  # a frozen piece keeps some value: it may be freed later
-W_MOBILITY = 0.03
-W_THREAT = 0.5  # share of the best capture available to the side to move (it moves first)
-_COLOURS = (0, 8)  # player -> colour bit of the board's piece codes (White 0, Black 8)
+__all__ = ["FROZEN_FACTOR", "VALUES", "W_MOBILITY", "W_THREAT", "capture_values",
+           "ultima_eval", "winning_move"]
 
-
-def _side(board: bytes, colour: int, frozen: int) -> tuple[float, int, float]:
-    """Return (material, pseudo-legal move count, best capture value) of one colour."""
-    material = 0.0
-    for s, code in enumerate(board):
-        if code and (code & 8) == colour:
-            v = VALUES[code & 7]
-            material += v * FROZEN_FACTOR if frozen >> s & 1 else v
-    moves = pseudo_moves(board, colour)
-    best = 0.0
-    for _, _, caps in moves:
-        if caps:
-            best = max(best, sum(VALUES[board[c] & 7] for c in caps))
-    return material, len(moves), best
+# scratch buffers of the kernel's move lists (single-threaded callers)
+_MOVES, _CAPS = np.empty(MAX_MOVES, np.int64), np.empty(MAX_MOVES, np.int64)
+_WORK = np.empty(64, np.uint8)
 
 
 def ultima_eval(state: GameState) -> float:
     """Return the Ultima evaluation for the side to move."""
-    board = state.board  # type: ignore[attr-defined]
-    frozen = state.frozen()  # type: ignore[attr-defined]
-    me = _COLOURS[state.to_move]
-    m1, n1, threat = _side(board, me, frozen)
-    m2, n2, _ = _side(board, me ^ 8, frozen)
-    return m1 - m2 + W_MOBILITY * (n1 - n2) + W_THREAT * threat
+    return float(evaluate_into(state.array(), state.to_move, _MOVES, _CAPS))  # type: ignore[attr-defined]
 
 
 def capture_values(state: GameState) -> tuple[np.ndarray, np.ndarray]:
@@ -49,33 +33,19 @@ def capture_values(state: GameState) -> tuple[np.ndarray, np.ndarray]:
     The policy prior of Ultima networks (``model.policy_prior``): a capture's worth, the
     rule of thumb that orders captures first (most valuable victims first) in a search.
     """
-    board = state.board  # type: ignore[attr-defined]
-    moves, values = [], []
-    for move in state.legal_moves():
-        caps = state.captures(move)  # type: ignore[attr-defined]
-        if caps:
-            moves.append(move)
-            values.append(sum(VALUES[board[c] & 7] for c in caps))
-    return np.asarray(moves, dtype=np.int64), np.asarray(values, dtype=np.float32)
+    moves, caps = state.legal_arrays()  # type: ignore[attr-defined]
+    out_moves = np.empty(len(moves), dtype=np.int64)
+    out_values = np.empty(len(moves), dtype=np.float32)
+    k = kernel.capture_values(state.array(), moves, caps, len(moves), out_moves, out_values)  # type: ignore[attr-defined]
+    return out_moves[:k], out_values[:k]
 
 
 def winning_move(state: GameState) -> int | None:
     """Return a legal move that wins at once (the opponent is left without a legal move), or
-    None.
-
-    Only checking moves are tried: a move that does not attack the enemy king could win
-    only by stalemate (every enemy piece frozen or blocked), which this does not look for.
-    """
+    None; only checking moves are tried (see ``kernel.winning_move``)."""
     if state.is_terminal():
         return None
-    board = state.board  # type: ignore[attr-defined]
-    me = _COLOURS[state.to_move]
-    king = board.find((me ^ 8) | KING)
-    for move in state.legal_moves():
-        caps = state.captures(move)  # type: ignore[attr-defined]
-        # the enemy king stays where it is: moves that leave the own king attacked are
-        # illegal, so no legal position has a king that can be taken
-        if attacked(make_move(board, move, caps), king, me) and \
-                state.apply(move).winner() == state.to_move:
-            return move
-    return None
+    moves, caps = state.legal_arrays()  # type: ignore[attr-defined]
+    move = kernel.winning_move(state.array(), state.to_move, moves, caps, len(moves),  # type: ignore[attr-defined]
+                               _WORK, _MOVES, _CAPS)
+    return None if move < 0 else int(move)

@@ -1,45 +1,56 @@
-"""Ultima rules compiled with numba: :mod:`.movegen`, :mod:`.check`, :mod:`.rules` and
-:mod:`.evaluation` written for speed.
+"""Ultima's rules (spec: shared/rules/ultima.md) compiled with numba: move generation and
+captures (spec 4-6), immobilization (5), check and legality (7-8), the end of the game (9),
+the evaluation and the action prior. :class:`.rules.State`, the env, the agents, the CLI and
+CPU self-play all ask this module; the torch engine (:mod:`.batched`) is the other
+implementation, for GPUs.
 
-The same board as the reference engine (64 piece codes ``colour | kind``, a1 = 0, here a
-``numpy.uint8`` array), the same move numbers (``64 * origin + destination``) and the same
-tables, as numpy arrays. A move's captures are a mask: an int64 with bit ``s`` for square
-``s`` (h8 is the sign bit; only ``&``, ``|``, ``^`` and shifts touch masks, so the sign never
-matters). Moves come out in the reference's order (by origin square, then direction, then
-distance), so a search over either engine visits the same tree. :mod:`.movegen` and friends
-stay the readable reference; tests/test_ultima_kernel.py checks that this module agrees with
-them move for move, result for result and evaluation for evaluation (bit for bit). Every
-function is ``@njit(cache=True)``: the first call in a fresh environment compiles it once
-(bench/ultima_kernel_speed.py states how long), later processes load the machine code from
-numba's cache.
+A board is 64 piece codes ``colour | kind`` (:mod:`.board`; a1 = 0, here a ``numpy.uint8``
+array), a move ``64 * origin + destination``. A move's captures are a mask: an int64 with bit
+``s`` for square ``s`` (h8 is the sign bit; only ``&``, ``|``, ``^`` and shifts touch masks, so
+the sign never matters). Moves come out by origin square, then direction, then distance: the
+order in which the agents' seeded choices and the searches read them.
+tests/test_ultima_kernel.py holds this module to the shared vectors, to facts recorded from the
+readable Python rules it replaced (commit 7c0f0b0; tests/data/ultima_facts.txt), and
+tests/test_batched_ultima.py holds the torch engine to it. Every function is
+``@njit(cache=True)``: the first call in a fresh environment compiles it once (docs/compiled.md
+states how long), later processes load the machine code from numba's cache.
 
-Repetition (spec 9.4) needs the earlier positions. The reference keeps them as
-``State.history`` (board bytes plus side, cleared by a capture, since a position before a
-capture can never recur); here each is a 64-bit Zobrist key (:func:`position_key`) in an
-int64 array, and :func:`repetitions` counts the current key among them. Two different
-positions share a key with probability 2**-64 per pair, which is the whole price of not
-comparing boards.
+Repetition (spec 9.4) needs the earlier positions. ``State.history`` keeps them (board bytes
+plus side, cleared by a capture, since a position before a capture can never recur); a search
+keeps each as a 64-bit Zobrist key (:func:`position_key`) in an int64 array, and
+:func:`repetitions` counts the current key among them. Two different positions share a key
+with probability 2**-64 per pair, which is the whole price of not comparing boards.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
-from ..core.board8 import RAYS
-from . import board as _board
-from . import evaluation as _evaluation
-from . import rules as _rules
+from ..core.bits import mask_of
+from ..core.board8 import NEIGHBOURS, OPPOSITE, RAYS
+from ..core.jit_bits import lowest_square
+from .board import (
+    BLACK,
+    CHAMELEON,
+    COORDINATOR,
+    IMMOBILIZER,
+    KING,
+    LEAPER,
+    PAWN,
+    WHITE,
+    WITHDRAWER,
+)
 
-KING, PAWN, LEAPER, CHAMELEON = _board.KING, _board.PAWN, _board.LEAPER, _board.CHAMELEON
-WITHDRAWER, IMMOBILIZER, COORDINATOR = _board.WITHDRAWER, _board.IMMOBILIZER, _board.COORDINATOR
-WHITE, BLACK = _board.WHITE, _board.BLACK  # colour bits of a piece code
+if TYPE_CHECKING:
+    from .rules import State
+
 COLOUR = np.array((WHITE, BLACK), dtype=np.int64)  # player index -> colour bit
-NO_CAPTURE_LIMIT = _rules.NO_CAPTURE_LIMIT  # spec 9.3
-PLY_CAP = _rules.PLY_CAP  # spec 9.5
-REPETITIONS = _rules.REPETITIONS  # spec 9.4
+NO_CAPTURE_LIMIT = 100  # plies without a capture that draw (spec 9.3)
+PLY_CAP = 400  # plies played that draw (spec 9.5)
+REPETITIONS = 3  # occurrences of a position that draw (spec 9.4)
 #: :func:`_pincered`'s victim that stands for every kind (typed, so as not to be a literal).
 ANY = np.int64(0)
 #: Room for every move of one position: a move is an (origin, destination) pair.
@@ -51,14 +62,22 @@ MAX_MOVES = 64 * 64
 ONGOING, WHITE_WINS, BLACK_WINS = 0, 1, 2
 DRAW_BARE_KINGS, DRAW_NO_CAPTURE, DRAW_REPETITION, DRAW_PLY_CAP = 3, 4, 5, 6
 
+# Evaluation. Pawn = 1. The immobilizer paralyses whole regions; the queen-movers are worth a
+# few pawns. Index = piece kind: -, K, P, L, C, W, I, O (the king is never captured:
+# checkmate decides).
+VALUES = np.array((0.0, 0.0, 1.0, 3.0, 3.0, 3.5, 5.0, 3.5), dtype=np.float64)
+FROZEN_FACTOR = 0.6  # a frozen piece keeps some value: it may be freed later
+W_MOBILITY = 0.03
+W_THREAT = 0.5  # share of the best capture available to the side to move (it moves first)
+
 
 def _signed(value: int) -> int:
     """Return the int64 with the same 64 low bits as the mask ``value``."""
     return value - (1 << 64) if value >> 63 else value
 
 
-def _masks(values: tuple[int, ...]) -> np.ndarray:
-    """Return a tuple of Python int masks as an int64 array."""
+def _masks(values: list[int]) -> np.ndarray:
+    """Return Python int masks as an int64 array."""
     return np.array([_signed(v) for v in values], dtype=np.int64)
 
 
@@ -71,19 +90,17 @@ STEP = np.array((8, 9, 1, -7, -8, -9, -1, 7), dtype=np.int64)
 RAY_LEN = np.array([[len(RAYS[s][d]) for d in range(8)] for s in range(64)], dtype=np.int64)
 assert all(RAYS[s][d][i] == s + (i + 1) * STEP[d]
            for s in range(64) for d in range(8) for i in range(len(RAYS[s][d])))
-BIT = _masks(_board.BIT)
-ADJ = _masks(_board.ADJ)
-NEAR2 = _masks(_board.NEAR2)
-FILE_MASK = _masks(_board.FILE_MASK)
-RANK_MASK = _masks(_board.RANK_MASK)
+BIT = _masks([1 << s for s in range(64)])
+ADJ = _masks([mask_of(NEIGHBOURS[s]) for s in range(64)])
+# Neighbours plus the squares two steps away in a line: a withdrawer next to a king needs
+# the square behind itself empty to withdraw.
+NEAR2 = _masks([mask_of(NEIGHBOURS[s]) | mask_of(r[1] for r in RAYS[s] if len(r) > 1)
+                for s in range(64)])
+FILE_MASK = _masks([mask_of(range(s & 7, 64, 8)) for s in range(64)])
+RANK_MASK = _masks([mask_of(range(s & 56, (s & 56) + 8)) for s in range(64)])
 # BEHIND[f, d]: the square next to f opposite to direction d (what a withdrawer leaves), or -1.
-BEHIND = np.array(_board.BEHIND, dtype=np.int64)
-
-# Evaluation (envs/ultima/evaluation.py): the same values and weights.
-VALUES = np.array(_evaluation.VALUES, dtype=np.float64)
-FROZEN_FACTOR = _evaluation.FROZEN_FACTOR
-W_MOBILITY = _evaluation.W_MOBILITY
-W_THREAT = _evaluation.W_THREAT
+BEHIND = np.array([[RAYS[f][OPPOSITE[d]][0] if RAYS[f][OPPOSITE[d]] else -1 for d in range(8)]
+                   for f in range(64)], dtype=np.int64)
 
 # Zobrist keys of (square, piece code) and of Black to move; a fixed seed, so that keys made
 # in one process can be compared with keys made in another.
@@ -94,20 +111,7 @@ ZOBRIST[:, 0] = 0  # an empty square adds nothing
 BLACK_TO_MOVE = int(_KEYS[-1])
 
 
-@intrinsic
-def lowest_square(typingctx, x):  # type: ignore[no-untyped-def]
-    """Return the index of the lowest set bit of a non-zero int64 mask (count trailing zeros)."""
-    if x != types.int64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        """Emit LLVM's cttz (zero input allowed: it answers 64)."""
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-
-    return types.int64(types.int64), codegen
-
-
-# -- board (envs/ultima/board.py) ----------------------------------------------------------
+# -- the board and immobilization (spec 2, 5) ------------------------------------------
 
 
 @njit(cache=True)
@@ -167,7 +171,7 @@ def frozen_pieces(b: np.ndarray, colour: int) -> int:
     return out
 
 
-# -- move generation (envs/ultima/movegen.py) ----------------------------------------------
+# -- movement and captures (spec 4, 6) ---------------------------------------------------
 
 
 @njit(cache=True)
@@ -176,9 +180,9 @@ def _pincered(b: np.ndarray, t: int, colour: int, victim: int) -> int:
     neighbour of ``colour``'s enemy with a ``colour`` piece right beyond it (spec 6.2); only
     pieces ``victim`` unless it is :data:`ANY` (the chameleon pincers pawns, spec 6.6).
 
-    The reference collects them per enemy piece (``FLANKS``) before the moves; asking per
-    landing square gives the same set without a table to fill. The partner is never the
-    vacated origin: the mover would have had to pass through the victim's square.
+    Asked per landing square, not collected per enemy piece before the moves: the same set
+    without a table to fill. The partner is never the vacated origin: the mover would have
+    had to pass through the victim's square.
     """
     out = 0
     for d in range(0, 8, 2):
@@ -395,7 +399,7 @@ def pseudo_moves(b: np.ndarray, colour: int, moves: np.ndarray, caps: np.ndarray
     return n
 
 
-# -- check detection (envs/ultima/check.py) ------------------------------------------------
+# -- check (spec 8) ----------------------------------------------------------------------
 
 
 @njit(cache=True)
@@ -813,7 +817,7 @@ def _coordinator_threats(b: np.ndarray, k: int, att: int, ek: int) -> int:
     return out
 
 
-# -- legality (envs/ultima/movegen.py) -----------------------------------------------------
+# -- legality (spec 7) -------------------------------------------------------------------
 
 
 @njit(cache=True)
@@ -909,8 +913,8 @@ def _legal_in_check(b: np.ndarray, ks: int, att: int, moves: np.ndarray, caps: n
 @njit(cache=True)
 def legal_moves(b: np.ndarray, colour: int, moves: np.ndarray, caps: np.ndarray) -> int:
     """Write every legal move of ``colour`` (spec 7), pseudo-legal moves that do not leave its
-    king capturable, into ``moves`` and ``caps``; return their count. Like the reference's
-    ``movegen.legal_moves`` this ignores the end of the game (see :func:`game_moves`)."""
+    king capturable, into ``moves`` and ``caps``; return their count. This ignores the end
+    of the game (see :func:`game_moves`)."""
     n = pseudo_moves(b, colour, moves, caps)
     att = colour ^ 8
     ks = find(b, colour | KING)
@@ -973,7 +977,7 @@ def make_move(b: np.ndarray, move: int, m: int, out: np.ndarray) -> None:
     out[f] = 0
 
 
-# -- outcome (envs/ultima/rules.py) --------------------------------------------------------
+# -- the end of the game (spec 9) ---------------------------------------------------------
 
 
 @njit(cache=True)
@@ -1028,6 +1032,16 @@ def judge(b: np.ndarray, side: int, halfmove: int, ply: int, occurrences: int,
     if ply >= PLY_CAP:
         return DRAW_PLY_CAP
     return ONGOING
+
+
+@njit(cache=True)
+def judged_moves(b: np.ndarray, side: int, halfmove: int, ply: int, occurrences: int,
+                 moves: np.ndarray, caps: np.ndarray) -> tuple[int, int]:
+    """Write the moves of ``side``'s pieces into ``moves`` and ``caps`` (:func:`legal_moves`,
+    kept where a draw rule has ended the game: ``State.captures`` knows them) and return
+    (their count, the :func:`judge` result)."""
+    n = legal_moves(b, COLOUR[side], moves, caps)
+    return n, judge(b, side, halfmove, ply, occurrences, n)
 
 
 @njit(cache=True)
@@ -1100,7 +1114,7 @@ def perft_kernel(b: np.ndarray, side: int, halfmove: int, ply: int, history: np.
     return total
 
 
-# -- evaluation (envs/ultima/evaluation.py) ------------------------------------------------
+# -- evaluation and the action prior (agents, search leaves, the networks' prior) ----------
 
 
 @njit(cache=True)
@@ -1108,7 +1122,7 @@ def _side(b: np.ndarray, colour: int, frozen: int, moves: np.ndarray,
           caps: np.ndarray) -> tuple[float, int, float]:
     """Return (material, pseudo-legal move count, best capture value) of one colour."""
     material = 0.0
-    for s in range(64):  # square order, as the reference sums (floats: order matters)
+    for s in range(64):  # square order: floats are summed in a fixed order
         q = b[s]
         if owned(q, colour):
             v = VALUES[q & 7]
@@ -1184,92 +1198,93 @@ def capture_values(b: np.ndarray, moves: np.ndarray, caps: np.ndarray, n: int,
     return k
 
 
+@njit(cache=True)
+def winning_move(b: np.ndarray, side: int, moves: np.ndarray, caps: np.ndarray, n: int,
+                 work: np.ndarray, scratch_moves: np.ndarray, scratch_caps: np.ndarray) -> int:
+    """Return the first of the ``n`` legal moves that wins at once (the opponent is left
+    without a legal move, spec 9.1), or -1.
+
+    Only checking moves are tried: a move that does not attack the enemy king could win only
+    by stalemate (every enemy piece frozen or blocked), which this does not look for. The
+    enemy king stays where it is: a legal position never has a king that can be taken."""
+    me = COLOUR[side]
+    king = find(b, (me ^ 8) | KING)
+    for i in range(n):
+        make_move(b, moves[i], caps[i], work)
+        if not attacked(work, king, me):
+            continue
+        k = pseudo_moves(work, me ^ 8, scratch_moves, scratch_caps)
+        if not _has_legal(work, me ^ 8, scratch_moves, scratch_caps, k):
+            return moves[i]
+    return -1
+
+
+# -- the env's observation (envs/ultima/actions.py describes the planes) ---------------------
+
+
+@njit(cache=True)
+def planes(b: np.ndarray, player: int, to_move: int, halfmove: int, ply: int, seen: int,
+           obs: np.ndarray) -> None:
+    """Write ``player``'s observation planes of the position into ``obs`` (8, 8, 22): the
+    pieces by owner and kind, each colour's frozen pieces, then the constant planes (the side
+    to move, the colour, the three draw counters), and the board marker."""
+    mine = COLOUR[player]
+    own_frozen = frozen_pieces(b, mine)
+    their_frozen = frozen_pieces(b, mine ^ 8)
+    to_move_plane = 1.0 if to_move == player else 0.0
+    white_plane = 1.0 if player == 0 else 0.0
+    clock = min(halfmove, NO_CAPTURE_LIMIT) / NO_CAPTURE_LIMIT
+    played = min(ply, PLY_CAP) / PLY_CAP
+    repeated = min(seen - 1, REPETITIONS - 1) / (REPETITIONS - 1)
+    for s in range(64):
+        r, f = s >> 3, s & 7
+        for p in range(16):
+            obs[r, f, p] = 0.0
+        q = b[s]
+        if q:
+            obs[r, f, (q & 7) - 1 + (0 if (q & 8) == mine else 7)] = 1.0
+        if (own_frozen >> s) & 1:
+            obs[r, f, 14] = 1.0
+        if (their_frozen >> s) & 1:
+            obs[r, f, 15] = 1.0
+        obs[r, f, 16] = to_move_plane
+        obs[r, f, 17] = white_plane
+        obs[r, f, 18] = clock
+        obs[r, f, 19] = played
+        obs[r, f, 20] = repeated
+        obs[r, f, 21] = 1.0
+
+
 # -- glue for Python callers ---------------------------------------------------------------
 
 
-def board_of(state: _rules.State) -> np.ndarray:
-    """Return the board of a reference state as the kernel's uint8 array."""
-    return np.frombuffer(state.board, dtype=np.uint8).copy()
+def board_of(state: State) -> np.ndarray:
+    """Return the board of a state as the kernel's (writable) uint8 array."""
+    return np.frombuffer(bytearray(state.board), dtype=np.uint8)
 
 
-def history_of(state: _rules.State) -> np.ndarray:
+def history_of(state: State) -> np.ndarray:
     """Return the state's repetition history (``State.history``) as Zobrist keys, the
     current position's last."""
-    return np.array([position_key(np.frombuffer(h[:64], dtype=np.uint8).copy(), int(h[64:] == b"b"))
+    return np.array([position_key(np.frombuffer(bytearray(h[:64]), dtype=np.uint8),
+                                  int(h[64:] == b"b"))
                      for h in state.history], dtype=np.int64)
-
-
-def occurrences_of(state: _rules.State) -> int:
-    """Return how often the state's position occurs in its history (itself included)."""
-    keys = history_of(state)
-    return int(np.count_nonzero(keys == keys[-1]))
-
-
-def piece_moves(board: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return (moves, capture masks) of ``side``'s pieces (``movegen.legal_moves``: the end
-    of the game ignored)."""
-    moves = np.empty(MAX_MOVES, dtype=np.int64)
-    caps = np.empty(MAX_MOVES, dtype=np.int64)
-    n = legal_moves(board, int(COLOUR[side]), moves, caps)
-    return moves[:n].copy(), caps[:n].copy()
-
-
-def legal(board: np.ndarray, side: int, halfmove: int = 0, ply: int = 0,
-          occurrences: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
-    """Return (moves, capture masks, result code): the legal moves, none once the game is
-    over (``State.legal_moves``), and :func:`judge`'s result."""
-    moves = np.empty(MAX_MOVES, dtype=np.int64)
-    caps = np.empty(MAX_MOVES, dtype=np.int64)
-    n, result = game_moves(board, side, halfmove, ply, occurrences, moves, caps)
-    return moves[:n].copy(), caps[:n].copy(), int(result)
-
-
-def apply(board: np.ndarray, move: int, captured: int) -> np.ndarray:
-    """Return the board after ``move`` (one of :func:`legal`'s, with its capture mask)."""
-    out = np.empty(64, dtype=np.uint8)
-    make_move(board, move, captured, out)
-    return out
-
-
-def evaluate(board: np.ndarray, side: int) -> float:
-    """Return the Ultima evaluation for ``side`` to move (``ultima_eval``)."""
-    moves = np.empty(MAX_MOVES, dtype=np.int64)
-    caps = np.empty(MAX_MOVES, dtype=np.int64)
-    return float(evaluate_into(board, side, moves, caps))
-
-
-def result(board: np.ndarray, side: int, halfmove: int = 0, ply: int = 0,
-           occurrences: int = 1) -> int:
-    """Return the result code of the position (:data:`ONGOING`, :data:`WHITE_WINS`, ...)."""
-    return legal(board, side, halfmove, ply, occurrences)[2]
-
-
-def action_prior(board: np.ndarray, side: int, halfmove: int = 0, ply: int = 0,
-                 occurrences: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Return the legal moves that capture and the material each takes (``capture_values``,
-    ``GameSpec.action_prior``)."""
-    moves, caps, _ = legal(board, side, halfmove, ply, occurrences)
-    out_moves = np.empty(len(moves), dtype=np.int64)
-    out_values = np.empty(len(moves), dtype=np.float32)
-    k = capture_values(board, moves, caps, len(moves), out_moves, out_values)
-    return out_moves[:k], out_values[:k]
 
 
 def squares_of(mask: int) -> tuple[int, ...]:
     """Return the squares of a capture mask in ascending order."""
     mask &= (1 << 64) - 1
-    return tuple(s for s in range(64) if mask >> s & 1)
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(out)
 
 
-def perft(position_text: str, depth: int) -> int:
-    """Count leaf move sequences of ``depth`` plies from a position text, on the kernel."""
-    state = _rules.State.from_text(position_text)
-    return perft_state(state, depth)
-
-
-def perft_state(state: _rules.State, depth: int) -> int:
-    """Count leaf move sequences of ``depth`` plies from a reference state (its repetition
-    history included), on the kernel."""
+def perft_state(state: State, depth: int) -> int:
+    """Count leaf move sequences of ``depth`` plies from a state (its repetition history
+    included; ``State.perft``)."""
     if depth < 0:
         raise ValueError(f"depth must be >= 0, got {depth}")
     return int(perft_kernel(board_of(state), state.side, state.halfmove, state.ply,

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.board8 import parse_square
 from ..core.draw import Glyph, draw_board8
-from .movegen import LETTERS
+from .board import LETTERS
 from .rules import State
 
 NAMES = ("king", "pawn", "leaper", "chameleon", "withdrawer", "immobilizer", "coordinator")

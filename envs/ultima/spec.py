@@ -21,14 +21,6 @@ def pair_layout() -> PairLayout:
     return PairLayout(action_cells(), np.arange(NUM_SQUARES), action_kinds(), NUM_KINDS)
 
 
-def kernel_perft(state: State, depth: int) -> int:
-    """Count ``state.perft(depth)`` on the compiled kernel (:mod:`.kernel`, imported here on
-    first use, so that numba loads only in processes that count)."""
-    from .kernel import perft_state
-
-    return perft_state(state, depth)
-
-
 SPEC = register_game(GameSpec(
     name="ultima",
     long_name="Ultima",
@@ -40,7 +32,6 @@ SPEC = register_game(GameSpec(
     # Ultima's action is its rules move, so the action state is the rules state.
     action_prior=capture_values,
     winning_move=winning_move,  # a checkmate in one
-    perft=kernel_perft,  # `boardzoo perft ultima`: the same counts, on the compiled rules
     playout_cap=8,
     # No symmetries: the only candidate is the left-right mirror, and Abbott's array is not
     # mirror-symmetric (I/O and K/W trade places).
