@@ -41,11 +41,10 @@ the facts the Python rules engine recorded before this kernel replaced it.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from ..core.game import PositionError
+from ..core.jit_bits import lowest_square, popcount
 from .hexgrid import CELLS, NUM_CELLS, RAYS, ZONES, cells_of
 from .hexgrid import PROJ as _PROJ
 
@@ -113,32 +112,6 @@ RAY, RAY_LEN, GAIN = _tables()
 PROJ = np.array(_PROJ, np.int64)  # [d, cell]: <u_d, cell>, spec 1's metric
 
 
-@intrinsic
-def popcount(typingctx, x):  # type: ignore[no-untyped-def]
-    """Return the number of set bits of a uint64 (one machine instruction)."""
-    if x != types.uint64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        """Emit LLVM's ctpop."""
-        return builder.ctpop(args[0])
-
-    return types.int64(types.uint64), codegen
-
-
-@intrinsic
-def lowest_bit(typingctx, x):  # type: ignore[no-untyped-def]
-    """Return the index of the lowest set bit of a non-zero uint64 (count trailing zeros)."""
-    if x != types.uint64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        """Emit LLVM's cttz (zero input allowed: it answers 64)."""
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-
-    return types.int64(types.uint64), codegen
-
-
 @njit(cache=True)
 def _bit(j: int) -> np.uint64:
     """Return the uint64 with bit ``j`` set."""
@@ -161,7 +134,7 @@ def _cells_of(words: np.ndarray, out: np.ndarray) -> int:
     for w in range(WORDS):
         x = words[w]
         while x != ZERO:
-            out[n] = 64 * w + lowest_bit(x)
+            out[n] = 64 * w + lowest_square(x)
             n += 1
             x &= x - ONE
     return n
@@ -201,7 +174,7 @@ def _extremes_left(ecell: np.ndarray, left: np.uint64, mx: np.ndarray) -> None:
         mx[d] = -(1 << 20)
     rest = left
     while rest != ZERO:
-        e = ecell[lowest_bit(rest)]
+        e = ecell[lowest_square(rest)]
         rest &= rest - ONE
         for d in range(6):
             if PROJ[d, e] > mx[d]:
@@ -1210,7 +1183,7 @@ def _child(own: np.ndarray, enemy: np.ndarray, quiet: int, kind: int, path: np.n
     for i in range(n - 1):
         rest = caps[i]
         while rest != ZERO:
-            c = ecell[lowest_bit(rest)]
+            c = ecell[lowest_square(rest)]
             rest &= rest - ONE
             enemy[c >> 6] &= ~_bit(c & 63)
     return own, enemy, 0
