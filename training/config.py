@@ -309,9 +309,11 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     """Return the mapping of a YAML config file; ConfigError if it is unreadable or not one."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config {str(p)!r} is not UTF-8 text (byte {exc.start})") from None
     try:
         data = safe_yaml.load(text)
     except yaml.YAMLError as exc:
