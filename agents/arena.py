@@ -27,7 +27,7 @@ try:
 except ImportError:  # Windows: no folder lock
     fcntl = None  # type: ignore[assignment]
 
-from boardzoo.envs.core.game import BoardzooError, GameState
+from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import state_class
 
 from .base import INTERACTIVE_KINDS, canonical_spec, check_spec, make_agent
@@ -283,15 +283,15 @@ def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None
     if path.exists():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: brackets nested deep
             raise ArenaError(f"{path} is damaged ({type(exc).__name__}); it says which "
                              f"tournament {out} holds, so --resume cannot go on") from None
         if not isinstance(old, dict):
             raise ArenaError(f"{path} is damaged (not a JSON object)")
         for field, value in asdict(config).items():
             if old.get(field) != value:
-                raise ArenaError(f"--resume with {field}={value!r}, but {out} was started with "
-                                 f"{field}={old.get(field)!r}")
+                raise ArenaError(f"--resume with {field}={echo(value)}, but {out} was started "
+                                 f"with {field}={echo(old.get(field))}")
     planned = {p.id for p in schedule(config.agents, config.games_per_pair, config.seed)}
     strange = [r["id"] for r in done if r["id"] not in planned]
     if strange:

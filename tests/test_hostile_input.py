@@ -163,3 +163,42 @@ def test_single_agent_env_refuses_bool_actions():
         with pytest.raises(SingleAgentError, match="an action is an integer"):
             env.step(bad)
     env.step(np.int64(legal))
+
+
+# -- round three: resume files, recorded times -----------------------------------------------
+def test_resume_with_deeply_nested_tournament_json_is_one_line(tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["tournament", "--game", "loa", "--agents", "random,greedy", "--games-per-pair", "1",
+            "--max-plies", "4", "--out", str(out), "--no-progress", "--no-png", "--no-html"]
+    assert main(argv) == 0
+    (out / "tournament.json").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    capsys.readouterr()
+    assert "tournament.json is damaged" in one_line(main(argv + ["--resume"]),
+                                                    capsys.readouterr().err)
+
+
+HOSTILE_TIMES = [("x", [3, 3]), (["x", None], [3, 3]), ({"a": 1}, [3, 3]),
+                 ([1.0, 1.0], ["x", -1]), ([-5.0, 1e999], [3, 3]), ([1.0, 1.0], [3, 3])]
+
+
+def refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_rate_and_report_skip_hostile_think_times(record, tmp_path, capsys):
+    lines = []
+    for k, (think_seconds, think_moves) in enumerate(HOSTILE_TIMES):
+        lines.append(json.dumps({**record, "id": f"g{k}", "think_seconds": think_seconds,
+                                 "think_moves": think_moves}))
+    path = tmp_path / "games.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["rate", str(path)]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()
+            if re.match(r"\| \d+ \|", line)]
+    assert [row[5].strip() for row in rows] == ["0.333", "0.333"]  # s/move: the sound game
+    assert all(float(row[6]) >= 0 for row in rows)  # max s
+    assert main(["report", str(path), "--out", str(tmp_path / "r"), "--no-png"]) == 0
+    report = json.loads((tmp_path / "r" / "report.json").read_text(),
+                        parse_constant=refuse_constant)
+    times = [row["mean_move_seconds"] for row in report["ranking"]]
+    assert times == [pytest.approx(1 / 3, abs=1e-3)] * 2  # only the last, sound game counts
