@@ -336,3 +336,25 @@ def test_arena_worker_ends_on_sigterm_even_inside_code_that_ignores_exceptions()
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_boardzoo_engine_bounds_what_it_reads_and_echoes_and_refuses_bad_limits() -> None:
+    long_number = "9" * 5000
+    script = ("game loa\ngo\n" + "x" * 3_000_000 + "\n" + "fly" * 100_000 + "\n"
+              f"position text 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b {long_number}\n"
+              "position startpos\ngo movetime -1\ngo movetime nan\ngo movetime inf\n"
+              "go movetime 1e10\ngo movetime 0.5\nquit\n")
+    done = subprocess.run([sys.executable, "-m", "boardzoo", "engine", "random", "--game", "loa"],
+                          input=script.encode() + b"\xff\xfe\n", capture_output=True,
+                          timeout=120)
+    out = done.stdout.decode().splitlines()
+    assert done.returncode == 0 and done.stderr == b"", done.stderr[-500:]
+    assert out[0] == ("error no position to move in: send 'position startpos' or "
+                      "'position text TEXT' first")
+    assert out[1] == "error a command line over 1,000,000 characters was skipped"
+    assert out[2].startswith("error unknown command 'flyfly") and len(out[2]) < 300
+    assert out[3] == "error ply has 5,000 digits; at most 18 are allowed"
+    assert out[4:7] == [f"error go: movetime must be a positive number, got '{v}'"
+                        for v in ("-1", "nan", "inf")]
+    assert out[7].startswith("error go: movetime must be at most 86400 seconds")
+    assert out[-1].removeprefix("bestmove ") in state_class("loa").start().legal_move_strs()

@@ -202,3 +202,19 @@ def test_rate_and_report_skip_hostile_think_times(record, tmp_path, capsys):
                         parse_constant=refuse_constant)
     times = [row["mean_move_seconds"] for row in report["ranking"]]
     assert times == [pytest.approx(1 / 3, abs=1e-3)] * 2  # only the last, sound game counts
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_counter_fields_past_python_digit_limit_are_position_errors(game, capsys):
+    fields = get_spec(game).state_cls.start().to_text().split()
+    counters = [k for k, field in enumerate(fields) if field.isdigit()]
+    assert counters  # LOA's ply, Ultima's two clocks, Whistling's quiet counter
+    for k in counters:
+        text = " ".join(fields[:k] + ["9" * 5000] + fields[k + 1:])
+        with pytest.raises(PositionError, match="has 5,000 digits"):
+            BoardGameEnv(game).reset(options={"position": text})
+        line = one_line(main(["legal", game, "--position", text]), capsys.readouterr().err)
+        assert "5,000 digits" in line
+    huge_note = get_spec(game).state_cls.start().legal_move_strs()[0] + ":" + "9" * 5000
+    with pytest.raises(MoveError):  # a capture count of Whistling's notation, too
+        get_spec(game).state_cls.start().parse_move(huge_note)

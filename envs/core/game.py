@@ -62,6 +62,22 @@ class PositionError(BoardzooError):
     """Position text that is malformed or describes an invalid position."""
 
 
+#: Digits a counter of a position text may have: 10^18 plies is more than any game lasts and
+#: still fits the compiled kernels' 64-bit counters (and Python's int() refuses over 4300).
+COUNT_DIGITS = 18
+
+
+def parse_count(text: str, name: str) -> int:
+    """Return the non-negative integer of a position text's counter field ``name``;
+    PositionError if ``text`` is not one of at most :data:`COUNT_DIGITS` ASCII digits."""
+    if not (text.isascii() and text.isdigit()):
+        raise PositionError(f"{name} must be a non-negative integer, got {echo(text)}")
+    if len(text) > COUNT_DIGITS:
+        raise PositionError(f"{name} has {len(text):,} digits; at most {COUNT_DIGITS} are "
+                            f"allowed")
+    return int(text)
+
+
 class UnknownGameError(BoardzooError):
     """A game name that boardzoo does not know."""
 

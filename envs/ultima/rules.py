@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from ..core.board8 import diagram, parse_placement, placement_text
-from ..core.game import GameState, MoveError, PositionError, echo
+from ..core.game import GameState, MoveError, PositionError, echo, parse_count
 from . import movegen
 from .movegen import BLACK, CODE_OF, KING, LETTER_OF, WHITE, attacked
 from .notation import move_to_str, parse_move
@@ -27,12 +27,6 @@ NO_CAPTURE_LIMIT = 100  # plies without a capture that draw (spec 9.3)
 PLY_CAP = 400  # plies played that draw (spec 9.5)
 REPETITIONS = 3  # occurrences of a position that draw (spec 9.4)
 _COLOUR = (WHITE, BLACK)  # player index -> colour bit of its piece codes
-
-
-def _count(text: str, name: str) -> int:
-    if not (text.isascii() and text.isdigit()):
-        raise PositionError(f"{name} must be a non-negative integer, got {echo(text)}")
-    return int(text)
 
 
 class State(GameState):
@@ -76,8 +70,8 @@ class State(GameState):
             raise PositionError(f"side to move must be 'w' or 'b', got {echo(fields[1])}")
         halfmove, fullmove = 0, 1
         if len(fields) == 4:
-            halfmove = _count(fields[2], "halfmove clock")
-            fullmove = _count(fields[3], "fullmove number")
+            halfmove = parse_count(fields[2], "halfmove clock")
+            fullmove = parse_count(fields[3], "fullmove number")
             if fullmove < 1:
                 raise PositionError(f"fullmove number starts at 1, got {fullmove}")
         for letter, colour in (("K", "white"), ("k", "black")):
