@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from boardzoo.envs.core.game import BoardzooError
+from boardzoo.envs.core.game import BoardzooError, printable
 
 from . import movetime, report, viewer_commands
 from .arena import (
@@ -53,9 +54,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if len(agents) < 2:
         raise ArenaError("a tournament needs at least two agents: --agents A,B,... and/or "
                          "--agent SPEC (repeatable)")
+    if args.out == "":
+        raise ArenaError("--out is empty; name a folder (default results/GAME_arena)")
     out = Path(args.out or f"results/{args.game}_arena")
     if args.workers < 1:
         raise ArenaError(f"--workers must be at least 1, got {args.workers}")
+    if args.max_plies < 1:  # 0 would make every game a draw before its first move
+        raise ArenaError(f"--max-plies must be at least 1, got {args.max_plies}")
     validate(args.game, agents, args.games_per_pair)  # bad input creates no folder
     check_backend(args.backend, args.address)
     one_torch_thread()  # this command owns the process
@@ -76,8 +81,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if not args.no_html:
             paths.append(write_html(records, rep, out / HTML_FILE,
                                     f"{args.game} tournament {out}"))
-    print(report.markdown(rep))
-    print(f"games: {out / GAMES_FILE}; report: " + ", ".join(str(p) for p in paths))
+    print(printable(report.markdown(rep)))
+    print(printable(f"games: {out / GAMES_FILE}; report: " + ", ".join(str(p) for p in paths)))
     return 0
 
 
@@ -93,16 +98,27 @@ def cmd_rate(args: argparse.Namespace) -> int:
     rep = report.build(records, anchor=args.anchor, prior=args.prior)
     if args.out:  # write first: a folder that cannot be written fails before any output
         paths = report.write(rep, Path(args.out), png=not args.no_png)
-    print(report.markdown(rep))
+    print(printable(report.markdown(rep)))
     if args.out:
-        print("report: " + ", ".join(str(p) for p in paths))
+        print(printable("report: " + ", ".join(str(p) for p in paths)))
     return 0
+
+
+def _prior(text: str) -> float:
+    """argparse type of ``--prior``: a finite number of at least 0, checked before any game."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of at least 0, got {text!r}")
+    return value
 
 
 def _add_rating_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--anchor", default=None,
                    help="agent rated 0 (default: random if it played, else the first agent)")
-    p.add_argument("--prior", type=float, default=1.0,
+    p.add_argument("--prior", type=_prior, default=1.0,
                    help="virtual drawn games per pair that met (keeps perfect scores finite)")
     p.add_argument("--no-png", action="store_true", help="skip the matrix.png heatmap")
 

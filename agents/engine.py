@@ -26,10 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
+from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError, echo
 
 from .base import Agent, Forfeit, UnknownAgentError
 from .engine_io import EngineClosed, EngineProcess, EngineSilent
+from .movetime import MAX_SECONDS
 
 #: The protocol version this boardzoo speaks (the handshake's ``boardzoo 1``).
 PROTOCOL_VERSION = 1
@@ -88,10 +89,14 @@ def _positive(key: str, text: str, cast: type, allow_zero: bool = False) -> floa
     try:
         value = cast(text.removesuffix("s") if cast is float else text)
     except ValueError:
-        raise UnknownAgentError(f"agent engine: {key} must be a number, got {text!r}") from None
+        raise UnknownAgentError(f"agent engine: {key} must be a number, "
+                                f"got {echo(text)}") from None
     if not (value >= 0 if allow_zero else value > 0) or value != value or value == float("inf"):
         raise UnknownAgentError(f"agent engine: {key} must be "
-                                f"{'0 or more' if allow_zero else 'positive'}, got {text!r}")
+                                f"{'0 or more' if allow_zero else 'positive'}, got {echo(text)}")
+    if cast is float and value > MAX_SECONDS:
+        raise UnknownAgentError(f"agent engine: {key} must be at most {MAX_SECONDS:g} seconds "
+                                f"(a day), got {echo(text)}")
     return value
 
 

@@ -20,13 +20,12 @@ from boardzoo.envs.core.registry import GAMES, state_class
 
 from .base import INTERACTIVE_KINDS, Agent, UnknownAgentError, check_spec, make_agent
 from .engine import PROTOCOL_VERSION
+from .movetime import MAX_SECONDS
 from .threads import one_torch_thread
 
 #: The longest command line read whole; a longer one is answered ``error`` and skipped
 #: without being kept (a game's ``position startpos moves ...`` line is a few KB).
 MAX_LINE = 1_000_000
-#: The longest time a ``go movetime S`` may ask for (a day); beyond it is an error.
-MAX_MOVETIME = 86_400.0
 
 
 class Server:
@@ -161,8 +160,8 @@ def _limits(rest: str) -> dict[str, float]:
             raise UnknownAgentError(f"go: {key} must be a number, got {echo(value)}") from None
         if not (math.isfinite(limits[key]) and limits[key] > 0):
             raise UnknownAgentError(f"go: {key} must be a positive number, got {echo(value)}")
-    if limits.get("movetime", 0) > MAX_MOVETIME:
-        raise UnknownAgentError(f"go: movetime must be at most {MAX_MOVETIME:g} seconds, "
+    if limits.get("movetime", 0) > MAX_SECONDS:
+        raise UnknownAgentError(f"go: movetime must be at most {MAX_SECONDS:g} seconds, "
                                 f"got {echo(limits['movetime'])}")
     return limits
 

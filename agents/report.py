@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from boardzoo.envs.core.game import printable
+
 from .ratings import RatingError, Ratings, Result, fit
 
 
@@ -169,7 +171,7 @@ def write(report: dict, out: Path, png: bool = True) -> list[Path]:
     """Write report.md, report.json and (if ``png``) matrix.png into ``out``; return the paths."""
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.md", out / "report.json"]
-    paths[0].write_text(markdown(report))
+    paths[0].write_text(printable(markdown(report)), encoding="utf-8")
     paths[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     if png:
         try:

@@ -218,3 +218,56 @@ def test_counter_fields_past_python_digit_limit_are_position_errors(game, capsys
     huge_note = get_spec(game).state_cls.start().legal_move_strs()[0] + ":" + "9" * 5000
     with pytest.raises(MoveError):  # a capture count of Whistling's notation, too
         get_spec(game).state_cls.start().parse_move(huge_note)
+
+
+# -- round three: agent options, tournament options, names and paths -------------------------
+@pytest.mark.parametrize("argv,message", [
+    (["play", "loa", "--agents", "mcts:10,c=nan", "random"], "c must be a finite number"),
+    (["play", "loa", "--agents", "mcts:10,c=inf", "random"], "c must be a finite number"),
+    (["play", "loa", "--agents", "alphabeta:t=1e308s", "random"], "t must be at most 86400"),
+    (["play", "loa", "--agents", "engine:/bin/cat,timeout=1e10", "random"],
+     "timeout must be at most 86400"),
+    (["play", "loa", "--agents", "random", "random", "--movetime", "1e10"], "at most 86400"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--max-plies", "0"],
+     "--max-plies must be at least 1, got 0"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--max-plies", "-1"],
+     "--max-plies must be at least 1, got -1"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--prior", "nan"],
+     "--prior: must be a finite number"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--prior", "inf"],
+     "--prior: must be a finite number"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--out", ""],
+     "--out is empty"),
+], ids=["c-nan", "c-inf", "t-1e308", "timeout-1e10", "movetime-1e10", "max-plies-0",
+        "max-plies-neg", "prior-nan", "prior-inf", "out-empty"])
+def test_absurd_agent_and_tournament_options_are_one_line_before_any_game(argv, message, capsys,
+                                                                          tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where --out "" would have put results/
+    if argv[0] == "tournament" and "--out" not in argv:
+        argv = argv + ["--out", str(tmp_path / "t")]
+    assert message in one_line(main(argv), capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []  # no game was played, no folder made
+
+
+def test_out_folder_named_by_bytes_that_are_not_utf8_gets_every_report(tmp_path, capsys):
+    out = tmp_path / "o\udcff"  # how Python hands over the argument bytes b"o\xff"
+    assert main(["tournament", "--game", "loa", "--agents", "random,greedy",
+                 "--games-per-pair", "1", "--max-plies", "6", "--out", str(out),
+                 "--no-progress", "--no-png"]) == 0
+    assert "o\\udcff" in capsys.readouterr().out  # shown escaped
+    assert "o\\udcff" in (out / "report.html").read_text(encoding="utf-8")
+
+
+ESCAPE = "\x1b]0;pwned\x07\x1b[2J"
+
+
+def test_terminal_escapes_in_recorded_names_are_shown_escaped(record, tmp_path, capsys):
+    hostile = {**record, "players": ["random" + ESCAPE, "greedy\u202e"]}
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(hostile) + "\n")
+    for argv in (["replay", str(path), "--list"], ["rate", str(path)]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        assert "random\\x1b]0;pwned\\x07\\x1b[2J" in out and "greedy\\u202e" in out

@@ -23,6 +23,7 @@ Players are numbered 0 (the side that moves first) and 1.
 from __future__ import annotations
 
 import math
+import re
 import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -52,6 +53,19 @@ def echo(value: object, limit: int = ECHO_LIMIT) -> str:
     except Exception:  # a value whose repr fails: name its type instead
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit + 20 else text[:limit] + "..."
+
+
+#: What a terminal would obey rather than show: control characters other than tab and
+#: newline (ESC starts colour and cursor sequences), lone surrogates (the bytes of a file
+#: name that is not UTF-8) and the bidirectional overrides that reorder a line.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """Return ``text`` for a terminal or a UTF-8 file: each character of :data:`_UNPRINTABLE`
+    written as its escape (``\\x1b``), so recorded names from elsewhere are shown, not
+    obeyed."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class BoardzooError(ValueError):
