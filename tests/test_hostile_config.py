@@ -189,3 +189,17 @@ def test_deeply_nested_set_value_is_one_line(tmp_path, capsys):
                  "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "nested more than 32 deep" in err, err
+
+
+@pytest.mark.parametrize("baseline,message", [
+    ("engine:/nonexistent", "'/nonexistent' is not an executable file"),
+    ("checkpoint:/nonexistent.pt", "'/nonexistent.pt' not found"),
+    ("sb3:/nonexistent.zip", "no model file at '/nonexistent.zip'"),
+], ids=["engine", "checkpoint", "sb3"])
+def test_every_baseline_is_checked_before_the_first_game(tmp_path, capsys, baseline, message):
+    code = main(["train", "--config", str(TINY), "--set", "iterations=1", "--set",
+                 f"eval.baselines=[random, '{baseline}']", "--out", str(tmp_path / "run"),
+                 "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "eval.baselines: " in err, err
+    assert message in err and not (tmp_path / "run").exists()
