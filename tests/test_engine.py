@@ -358,3 +358,28 @@ def test_boardzoo_engine_bounds_what_it_reads_and_echoes_and_refuses_bad_limits(
                         for v in ("-1", "nan", "inf")]
     assert out[7].startswith("error go: movetime must be at most 86400 seconds")
     assert out[-1].removeprefix("bestmove ") in state_class("loa").start().legal_move_strs()
+
+
+def hostile(mode: str) -> str:
+    """The spec of tests/engines/hostile.py in ``mode``."""
+    return f"engine:{PY} {TESTS / 'engines' / 'hostile.py'} {mode}"
+
+
+def test_flooding_engines_are_kept_within_bounds(tmp_path: Path, marker: str) -> None:
+    """info floods keep at most 32 short keys a move, a feature flood keeps only the known
+    features, a 1 MB bestmove leaves a forfeit detail of about 200 characters."""
+    out = tmp_path / "t"
+    run_tournament("loa", [hostile("info"), hostile("feature")], 2, out, max_plies=4,
+                   progress=False)
+    games_file = out / GAMES_FILE
+    assert games_file.stat().st_size < 100_000
+    text = games_file.read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    for record in read_games(games_file):
+        assert record["termination"] != "forfeit", record.get("forfeit")
+        for info in filter(None, record["move_info"]):
+            assert len(info) <= 32 and all(len(str(v)) <= 200 for v in info.values())
+            assert info["big"] == "1e999"  # not a float: no JSON number holds it
+    record = play_game("loa", Pairing("x|y|0", hostile("longmove"), "random", 1))
+    assert record["forfeit"]["reason"] == ILLEGAL
+    assert len(record["forfeit"]["detail"]) < 300
