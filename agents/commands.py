@@ -23,6 +23,7 @@ from .arena import (
 )
 from .distributed import check_backend
 from .engine import split_options
+from .processes import worker_count_problem
 from .threads import one_torch_thread
 from .viewer import HTML_FILE, write_html
 
@@ -59,6 +60,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     out = Path(args.out or f"results/{args.game}_arena")
     if args.workers < 1:
         raise ArenaError(f"--workers must be at least 1, got {args.workers}")
+    too_many = worker_count_problem(args.workers) if args.address is None else None
+    if too_many:  # local processes (or a local Ray instance's CPUs)
+        raise ArenaError(f"--workers {too_many}")
     if args.max_plies < 1:  # 0 would make every game a draw before its first move
         raise ArenaError(f"--max-plies must be at least 1, got {args.max_plies}")
     validate(args.game, agents, args.games_per_pair)  # bad input creates no folder

@@ -271,3 +271,15 @@ def test_terminal_escapes_in_recorded_names_are_shown_escaped(record, tmp_path, 
         out = capsys.readouterr().out
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
         assert "random\\x1b]0;pwned\\x07\\x1b[2J" in out and "greedy\\u202e" in out
+
+
+def test_worker_counts_far_beyond_the_cores_are_one_line(tmp_path, capsys):
+    line = one_line(main(["tournament", "--game", "loa", "--agents", "random,greedy",
+                          "--workers", "100000", "--out", str(tmp_path / "t")]),
+                    capsys.readouterr().err)
+    assert "--workers must be at most" in line and "got 100000" in line
+    line = one_line(main(["train", "--config", str(REPO / "configs" / "tiny.yaml"), "--set",
+                          "selfplay.workers=1000", "--out", str(tmp_path / "run")]),
+                    capsys.readouterr().err)
+    assert "selfplay.workers must be at most" in line
+    assert list(tmp_path.iterdir()) == []

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
+from boardzoo.agents.processes import worker_count_problem
 from boardzoo.envs.core.game import ECHO_LIMIT, BoardzooError, echo
 from boardzoo.envs.core.registry import game_names, get_spec
 
@@ -160,6 +161,9 @@ def validate(cfg: Config) -> Config:
     need(p.games_per_iteration >= 1, "selfplay.games_per_iteration", "at least 1")
     need(p.parallel_games >= 1, "selfplay.parallel_games", "at least 1")
     need(p.workers >= 0, "selfplay.workers", "0 or more")
+    too_many = worker_count_problem(p.workers) if p.backend == "local" else None
+    if too_many:
+        raise ConfigError(f"selfplay.workers {too_many}")
     need(p.engine in ("reference", "batched"), "selfplay.engine",
          f"'reference' or 'batched' (got {echo(p.engine)})")
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
