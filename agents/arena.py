@@ -36,6 +36,7 @@ from .engine import attach_log
 from .engine_io import kill_all
 from .movetime import limit_agents
 from .play import play_from
+from .processes import die_with_parent, start_quiet_resource_tracker
 from .threads import one_torch_thread
 
 GAMES_FILE = "games.jsonl"
@@ -142,7 +143,7 @@ def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAUL
     return play_game(game, pairing, max_plies, opening_moves, log_dir)
 
 
-def _exit_on_sigterm() -> None:
+def _exit_on_sigterm(parent: int) -> None:
     """In a worker: on SIGTERM (Pool.terminate, after a Ctrl-C) kill the outside engines it
     started and exit at once.
 
@@ -151,6 +152,7 @@ def _exit_on_sigterm() -> None:
     down; the arena ends its workers itself."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_now)
+    die_with_parent(parent)  # a SIGKILLed arena: SIGTERM here, not tracebacks on its pipes
 
 
 def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
@@ -370,7 +372,8 @@ def run_games(game: GameRef, tasks: list[Pairing], workers: int,
         return
     # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(workers, initializer=_exit_on_sigterm) as pool:
+    start_quiet_resource_tracker()
+    with ctx.Pool(workers, initializer=_exit_on_sigterm, initargs=(os.getpid(),)) as pool:
         yield from pool.imap_unordered(
             _play_task, [(game, p, max_plies, opening_moves, log_dir) for p in tasks])
         pool.close()  # every game is in: let the workers exit by themselves, not by SIGTERM

@@ -23,7 +23,7 @@ from .arena import (
 )
 from .distributed import check_backend
 from .engine import split_options
-from .processes import worker_count_problem
+from .processes import Terminated, sigterm_as_interrupt, worker_count_problem
 from .threads import one_torch_thread
 from .viewer import HTML_FILE, write_html
 
@@ -68,18 +68,20 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     validate(args.game, agents, args.games_per_pair)  # bad input creates no folder
     check_backend(args.backend, args.address)
     one_torch_thread()  # this command owns the process
-    with locked(out):  # the whole run, reports included: one tournament per folder
+    with locked(out), sigterm_as_interrupt():  # one tournament per folder; SIGTERM as Ctrl-C
         try:
             records = run_tournament(args.game, agents, args.games_per_pair, out,
                                      seed=args.seed, workers=args.workers, resume=args.resume,
                                      max_plies=args.max_plies, progress=not args.no_progress,
                                      backend=args.backend, address=args.address,
                                      movetime=args.movetime)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             done = len(read_games(out / GAMES_FILE))
-            print(f"boardzoo: interrupted; {done} finished game(s) are in {out / GAMES_FILE}: "
-                  "run the same command with --resume to continue", file=sys.stderr)
-            return 130
+            how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+            print(printable(f"boardzoo: {how}; {done} finished game(s) are in "
+                            f"{out / GAMES_FILE}: run the same command with --resume to "
+                            "continue"), file=sys.stderr)
+            return 143 if isinstance(exc, Terminated) else 130
         rep = report.build(records, agents, anchor=args.anchor, prior=args.prior)
         paths = report.write(rep, out, png=not args.no_png)
         if not args.no_html:

@@ -295,7 +295,8 @@ WORKER_THAT_SWALLOWS = """
 import sys, time
 from boardzoo.agents.arena import _exit_on_sigterm
 from boardzoo.agents.engine_io import EngineProcess
-_exit_on_sigterm()
+import os
+_exit_on_sigterm(os.getppid())
 engine = EngineProcess(["sleep", "120"])  # an engine that never answers
 print(engine.pid, flush=True)
 while True:  # code that ignores every exception, as an at-fork hook does
@@ -383,3 +384,41 @@ def test_flooding_engines_are_kept_within_bounds(tmp_path: Path, marker: str) ->
     record = play_game("loa", Pairing("x|y|0", hostile("longmove"), "random", 1))
     assert record["forfeit"]["reason"] == ILLEGAL
     assert len(record["forfeit"]["detail"]) < 300
+
+
+def test_children_that_leave_the_engines_process_group_end_with_it(tmp_path: Path,
+                                                                   marker: str) -> None:
+    """setsid and double-forked `sleep`s escape a process-group kill; the engine's mark in
+    their environment still finds them (the marker fixture checks nothing is left)."""
+    records = run_tournament("loa", [hostile("setsid"), "random"], 2, tmp_path / "t",
+                             max_plies=4, progress=False)
+    assert len(records) == 2 and all("forfeit" not in r for r in records)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["TERM", "KILL"])
+def test_signalled_tournament_with_workers_leaves_nothing_behind(tmp_path: Path, marker: str,
+                                                                 sig: int) -> None:
+    """SIGTERM ends like Ctrl-C (one line, exit 143); after SIGKILL the workers see their
+    parent gone and end with their engines, quietly. Then --resume completes every game."""
+    out = tmp_path / "arena"
+    cmd = [sys.executable, "-m", "boardzoo", "tournament", "--game", "loa",
+           "--agent", hostile("setsid"), "--agent", sh("slow"),
+           "--games-per-pair", "2", "--max-plies", "4", "--out", str(out), "--no-progress",
+           "--no-png", "--no-html", "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        logs = out / ENGINE_LOGS
+        while not (logs.is_dir() and any("first legal" in p.read_text() for p in logs.iterdir())):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        proc.send_signal(sig)  # the slow engine is thinking
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    if sig == signal.SIGTERM:
+        lines = err.strip().splitlines()
+        assert proc.returncode == 143 and len(lines) == 1 and "--resume" in lines[0], err
+    else:
+        assert proc.returncode == -signal.SIGKILL and err == "", err
+    assert leftovers(marker, wait=2.0) == []
