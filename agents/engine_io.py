@@ -52,24 +52,30 @@ def kill_all() -> None:
         _kill_marked(mark)
 
 
-def _kill_marked(mark: str) -> None:
+def _kill_marked(mark: str, passes: int = 5) -> None:
     """SIGKILL every process whose environment holds ``MARK=mark`` (Linux /proc; elsewhere
     nothing): the engine's descendants that left its process group (``setsid``, a double
-    fork) still inherited its environment. Not reached: a descendant that clears or
+    fork) still inherited its environment. Pass again until one finds nothing (a process
+    may fork between the listing and its kill). Not reached: a descendant that clears or
     replaces its environment (``env -i``, ``sudo``), or one of another user."""
     needle = f"{MARK}={mark}".encode() + b"\0"
-    try:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return
-    for pid in pids:
+    for _ in range(passes):
         try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                found = needle in f.read() + b"\0"
-            if found and pid != os.getpid():
-                os.kill(pid, signal.SIGKILL)
-        except (OSError, ValueError):
-            continue  # gone, or not ours to read
+            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        except OSError:
+            return
+        killed = 0
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    found = needle in f.read() + b"\0"
+                if found and pid != os.getpid():
+                    os.kill(pid, signal.SIGKILL)
+                    killed += 1
+            except (OSError, ValueError):
+                continue  # gone, or not ours to read
+        if not killed:
+            return
 
 
 def _pdeathsig() -> None:

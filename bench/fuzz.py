@@ -20,7 +20,7 @@ fed hostile stdin (long lines, bad ``go`` limits, unknown commands; per game), Y
 duplicate keys, deep nesting or bytes that are not UTF-8, report folders and records with
 non-UTF-8 bytes and terminal escapes, and outside engines that flood ``info``/``feature``,
 answer a 1 MB move or leave their process group (``engine_flood``: real processes, so
-``cases // 100`` of them; a process left behind or a record over 200 KB is a traceback).
+``cases // 100`` of them; a process left 2 s after the game or a record over 200 KB is a traceback).
 
     python bench/fuzz.py --cases 10000          # per game and entry point
 Last line: one JSON object (cases, ok, clean_errors, tracebacks, hangs, code_runs, peak
@@ -508,7 +508,9 @@ def case_engine_flood(game: str, rng: random.Random, seeds: list[str]) -> Callab
         record = play_game(game, Pairing("e|r|0", spec, "random", 1), max_plies=2)
         if len(json.dumps(record)) > 200_000:
             raise RuntimeError(f"{mode}: a {len(json.dumps(record)):,}-character record")
-        left = _marked_processes()
+        deadline = time.monotonic() + 2.0  # a SIGKILLed process takes a moment to end
+        while (left := _marked_processes()) and time.monotonic() < deadline:
+            time.sleep(0.05)
         if left:
             raise RuntimeError(f"{mode}: {len(left)} process(es) left: {left[:3]}")
     return run
