@@ -22,6 +22,7 @@ from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.base import canonical_spec
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
+from boardzoo.agents.processes import Terminated
 from boardzoo.envs.core.game import BoardzooError, divide
 from boardzoo.envs.core.registry import GAMES, get_spec, load_state
 from boardzoo.envs.core.threads import one_torch_thread
@@ -206,9 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             exc = OSError(exc.errno, f"cannot write the output: {exc.strerror}")
         print(error_line(exc), file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("boardzoo: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Terminated: SIGTERM where a command stops cleanly
+        terminated = isinstance(exc, Terminated)
+        print(f"boardzoo: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
 
 
 def _quiet_stdout() -> None:

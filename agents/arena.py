@@ -32,7 +32,7 @@ try:
 except ImportError:  # Windows: no folder lock
     fcntl = None  # type: ignore[assignment]
 
-from boardzoo.envs.core.game import BoardzooError, GameState
+from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import state_class
 from boardzoo.envs.core.threads import one_torch_thread
 
@@ -43,6 +43,7 @@ from .engine_io import kill_all
 from .movetime import limit_agents
 from .openings import NO_OPENING, Opening, OpeningBook, book
 from .play import play_from
+from .processes import die_with_parent, start_quiet_resource_tracker
 
 GAMES_FILE = "games.jsonl"
 #: Folder (beside games.jsonl) of the outside engines' stderr logs, one file per engine a game.
@@ -201,7 +202,7 @@ def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAUL
     return play_game(game, pairing, max_plies, opening_moves, log_dir)
 
 
-def _exit_on_sigterm() -> None:
+def _exit_on_sigterm(parent: int) -> None:
     """In a worker: on SIGTERM (Pool.terminate, after a Ctrl-C) kill the outside engines it
     started and exit at once.
 
@@ -210,6 +211,7 @@ def _exit_on_sigterm() -> None:
     down; the arena ends its workers itself."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_now)
+    die_with_parent(parent)  # a SIGKILLed arena: SIGTERM here, not tracebacks on its pipes
 
 
 def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
@@ -348,7 +350,7 @@ def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None
     if path.exists():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: brackets nested deep
             raise ArenaError(f"{path} is damaged ({type(exc).__name__}); it says which "
                              f"tournament {out} holds, so --resume cannot go on") from None
         if not isinstance(old, dict):
@@ -356,8 +358,8 @@ def _check_resume(out: Path, config: TournamentConfig, done: list[dict]) -> None
         for field, value in asdict(config).items():
             was = old.get(field, _OLD_DEFAULTS.get(field))
             if was != value:
-                raise ArenaError(f"--resume with {field}={value!r}, but {out} was started "
-                                 f"with {field}={was!r}")
+                raise ArenaError(f"--resume with {field}={echo(value)}, but {out} was started "
+                                 f"with {field}={echo(was)}")
     seen: dict[str, int] = {}
     for n, record in enumerate(done, 1):
         if record["id"] in seen:
@@ -443,7 +445,8 @@ def run_games(game: GameRef, tasks: Iterable[Pairing], workers: int,
         return
     # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(workers, initializer=_exit_on_sigterm) as pool:
+    start_quiet_resource_tracker()
+    with ctx.Pool(workers, initializer=_exit_on_sigterm, initargs=(os.getpid(),)) as pool:
         yield from pool.imap_unordered(
             _play_task, ((game, p, max_plies, opening_moves, log_dir) for p in tasks))
         pool.close()  # every game is in: let the workers exit by themselves, not by SIGTERM

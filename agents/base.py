@@ -27,7 +27,13 @@ class Forfeit(BoardzooError):
     (an outside engine that crashed, answered an illegal move, ...); the game loop scores it
     as a loss with ``reason`` (docs/arena.md lists the reasons)."""
 
+    #: Characters of ``detail`` kept (why: it may quote an engine's 1 MB ``bestmove`` line,
+    #: and it goes into the game record).
+    DETAIL_LIMIT = 200
+
     def __init__(self, reason: str, detail: str = "") -> None:
+        if len(detail) > self.DETAIL_LIMIT:
+            detail = f"{detail[:self.DETAIL_LIMIT]}... ({len(detail):,} characters)"
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason, self.detail = reason, detail
 

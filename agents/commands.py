@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from boardzoo.envs.core.game import BoardzooError
+from boardzoo.envs.core.game import BoardzooError, printable
 from boardzoo.envs.core.threads import one_torch_thread
 
 from . import movetime, openings, report, viewer_commands
@@ -24,6 +25,7 @@ from .arena import (
 from .base import canonical_spec, split_options
 from .distributed import check_backend
 from .pairs import Sprt, pentanomial
+from .processes import Terminated, sigterm_as_interrupt, worker_count_problem
 from .viewer import HTML_FILE, write_html
 
 
@@ -55,15 +57,22 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if len(agents) < 2:
         raise ArenaError("a tournament needs at least two agents: --agents A,B,... and/or "
                          "--agent SPEC (repeatable)")
+    if args.out == "":
+        raise ArenaError(f"--out is empty; name a folder (default results/GAME_{args.folder})")
     out = Path(args.out or f"results/{args.game}_{args.folder}")
     if args.workers < 1:
         raise ArenaError(f"--workers must be at least 1, got {args.workers}")
+    too_many = worker_count_problem(args.workers) if args.address is None else None
+    if too_many:  # local processes (or a local Ray instance's CPUs)
+        raise ArenaError(f"--workers {too_many}")
+    if args.max_plies < 1:  # 0 would make every game a draw before its first move
+        raise ArenaError(f"--max-plies must be at least 1, got {args.max_plies}")
     validate(args.game, agents, args.games_per_pair)  # bad input creates no folder
     openings.book(args.openings, args.game, args.seed)
     check_backend(args.backend, args.address)
     sprt = SprtWatch(Sprt.parse(args.sprt), agents) if args.sprt is not None else None
     one_torch_thread()  # this command owns the process
-    with locked(out):  # the whole run, reports included: one tournament per folder
+    with locked(out), sigterm_as_interrupt():  # one tournament per folder; SIGTERM as Ctrl-C
         try:
             records = run_tournament(args.game, agents, args.games_per_pair, out,
                                      seed=args.seed, workers=args.workers, resume=args.resume,
@@ -71,11 +80,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                                      backend=args.backend, address=args.address,
                                      movetime=args.movetime, openings=args.openings,
                                      stop=sprt)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             done = len(read_games(out / GAMES_FILE))
-            print(f"boardzoo: interrupted; {done} finished game(s) are in {out / GAMES_FILE}: "
-                  "run the same command with --resume to continue", file=sys.stderr)
-            return 130
+            how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+            print(printable(f"boardzoo: {how}; {done} finished game(s) are in "
+                            f"{out / GAMES_FILE}: run the same command with --resume to "
+                            "continue"), file=sys.stderr)
+            return 143 if isinstance(exc, Terminated) else 130
         rep = report.build(records, agents, anchor=args.anchor, prior=args.prior)
         if sprt is not None:
             rep["sprt"] = sprt.summary()
@@ -85,8 +96,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                                     f"{args.game} tournament {out}"))
     if sprt is not None:
         print(sprt.conclusion())
-    print(report.markdown(rep))
-    print(f"games: {out / GAMES_FILE}; report: " + ", ".join(str(p) for p in paths))
+    print(printable(report.markdown(rep)))
+    print(printable(f"games: {out / GAMES_FILE}; report: " + ", ".join(str(p) for p in paths)))
     return 0
 
 
@@ -149,16 +160,27 @@ def cmd_rate(args: argparse.Namespace) -> int:
     rep = report.build(records, anchor=args.anchor, prior=args.prior)
     if args.out:  # write first: a folder that cannot be written fails before any output
         paths = report.write(rep, Path(args.out), png=not args.no_png)
-    print(report.markdown(rep))
+    print(printable(report.markdown(rep)))
     if args.out:
-        print("report: " + ", ".join(str(p) for p in paths))
+        print(printable("report: " + ", ".join(str(p) for p in paths)))
     return 0
+
+
+def _prior(text: str) -> float:
+    """argparse type of ``--prior``: a finite number of at least 0, checked before any game."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of at least 0, got {text!r}")
+    return value
 
 
 def _add_rating_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--anchor", default=None,
                    help="agent rated 0 (default: random if it played, else the first agent)")
-    p.add_argument("--prior", type=float, default=1.0,
+    p.add_argument("--prior", type=_prior, default=1.0,
                    help="virtual drawn games per pair that met (keeps perfect scores finite)")
     p.add_argument("--no-png", action="store_true", help="skip the matrix.png heatmap")
 

@@ -17,6 +17,7 @@ allowed beyond ``movetime``; default 1).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import shlex
@@ -26,16 +27,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
+from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError, echo
 
 from .base import Agent, Forfeit, UnknownAgentError, split_options
 from .engine_io import EngineClosed, EngineProcess, EngineSilent
+from .movetime import MAX_SECONDS
 
 #: The protocol version this boardzoo speaks (the handshake's ``boardzoo 1``).
 PROTOCOL_VERSION = 1
 #: Why an engine can lose a game without the rules deciding it.
 ILLEGAL, TIMEOUT, CRASHED, NO_ANSWER = "illegal move", "timeout", "crashed", "no answer"
 REASONS = (ILLEGAL, TIMEOUT, CRASHED, NO_ANSWER)
+#: The features boardzoo knows (others an engine announces are ignored, not kept).
+FEATURES = ("legal", "text")
+#: What is kept of one move's ``info`` lines: at most this many keys, each key and value cut
+#: to these lengths, so a flooding engine costs at most ~10 KB a move in memory and records.
+INFO_KEYS, INFO_KEY_CHARS, INFO_VALUE_CHARS = 32, 40, 200
+#: Characters kept of an engine's handshake fields (its name, protocol, games).
+FIELD_CHARS = 1000
 #: Options of an engine spec and their defaults (None: not sent).
 DEFAULTS: dict[str, float | None] = {"movetime": None, "nodes": None, "timeout": 30.0,
                                      "grace": 1.0}
@@ -73,10 +82,14 @@ def _positive(key: str, text: str, cast: type, allow_zero: bool = False) -> floa
     try:
         value = cast(text.removesuffix("s") if cast is float else text)
     except ValueError:
-        raise UnknownAgentError(f"agent engine: {key} must be a number, got {text!r}") from None
+        raise UnknownAgentError(f"agent engine: {key} must be a number, "
+                                f"got {echo(text)}") from None
     if not (value >= 0 if allow_zero else value > 0) or value != value or value == float("inf"):
         raise UnknownAgentError(f"agent engine: {key} must be "
-                                f"{'0 or more' if allow_zero else 'positive'}, got {text!r}")
+                                f"{'0 or more' if allow_zero else 'positive'}, got {echo(text)}")
+    if cast is float and value > MAX_SECONDS:
+        raise UnknownAgentError(f"agent engine: {key} must be at most {MAX_SECONDS:g} seconds "
+                                f"(a day), got {echo(text)}")
     return value
 
 
@@ -99,15 +112,31 @@ def parse_info(text: str) -> dict[str, float | int | str]:
         if key in ("pv", "string"):
             info[key] = " ".join(words[i + 1:])
             break
-        value = words[i + 1]
-        for cast in (int, float):
-            try:
-                info[key] = cast(value)
-                break
-            except ValueError:
-                info[key] = value
+        info[key] = _info_value(words[i + 1])
         i += 2
     return info
+
+
+def _info_value(text: str) -> float | int | str:
+    """Return ``text`` as an int or a finite float where it is a short number, else as text
+    (why: ``1e999`` or 5000 digits would be ``inf`` or a ValueError, and no JSON number)."""
+    if len(text) <= 30:
+        for cast in (int, float):
+            try:
+                value = cast(text)
+            except ValueError:
+                continue
+            if math.isfinite(value):
+                return value
+    return text
+
+
+def keep_info(kept: dict[str, float | int | str], text: str) -> None:
+    """Merge one ``info`` line into ``kept`` within the bounds of :data:`INFO_KEYS`."""
+    for key, value in parse_info(text).items():
+        if len(key) > INFO_KEY_CHARS or (key not in kept and len(kept) >= INFO_KEYS):
+            continue
+        kept[key] = value[:INFO_VALUE_CHARS] if isinstance(value, str) else value
 
 
 def log_name(game_id: str, seat: int) -> str:
@@ -224,11 +253,11 @@ class EngineAgent(Agent):
             if word == "ok":
                 break
             if word == "id" and rest.startswith("name "):
-                self.name = rest[5:].strip()
+                self.name = rest[5:FIELD_CHARS].strip()
             elif word == "feature":
-                self.features.update(rest.split())
+                self.features.update(f for f in rest.split() if f in FEATURES)
             elif word in ("protocol", "games"):
-                fields[word] = rest.strip()
+                fields[word] = rest[:FIELD_CHARS].strip()
         if fields.get("protocol") != str(PROTOCOL_VERSION):
             self.close()
             raise EngineError(f"engine {' '.join(self.argv)!r} speaks protocol "
@@ -275,7 +304,7 @@ class EngineAgent(Agent):
             if not word or parts[0] == word:
                 return parts
             if parts[0] == "info":
-                self._info.update(parse_info(parts[2]))
+                keep_info(self._info, parts[2])
 
     def _exit_text(self, what: str) -> str:
         status = self._proc.exit_status() if self._proc is not None else None

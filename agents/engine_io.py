@@ -10,16 +10,17 @@ interpreter exit, and (Linux) by the kernel when the starting process dies
 
 from __future__ import annotations
 
-import ctypes
 import os
 import select
 import signal
 import subprocess
-import sys
 import time
+import uuid
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
+
+from .processes import PRCTL
 
 #: Longest line an engine may send; a longer one is dropped (why: a runaway engine must not
 #: fill the arena's memory).
@@ -36,31 +37,50 @@ class EngineSilent(Exception):
     """The engine did not answer (or read its input) before the deadline."""
 
 
-def _libc_prctl():  # noqa: ANN202 - a ctypes function or None
-    """Return libc's prctl on Linux (looked up here: the child must not load libraries)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _libc_prctl()
-#: Engines this process started and has not ended yet (:func:`kill_all`).
-_LIVE: set[subprocess.Popen] = set()
+#: Engines this process started and has not ended yet (:func:`kill_all`), with their marks.
+_LIVE: dict[subprocess.Popen, str] = {}
+#: The environment variable that marks an engine and everything it starts (:func:`_kill_marked`).
+MARK = "BOARDZOO_ENGINE_MARK"
 
 
 def kill_all() -> None:
-    """Kill every engine this process started and has not ended (each whole process group),
-    at once: for a process about to exit without running its clean-up."""
-    for proc in list(_LIVE):
+    """Kill every engine this process started and has not ended (each whole process group,
+    and whatever else carries its mark), at once: for a process about to exit without
+    running its clean-up."""
+    for proc, mark in list(_LIVE.items()):
         _signal_group(proc.pid, signal.SIGKILL)
+        _kill_marked(mark)
+
+
+def _kill_marked(mark: str, passes: int = 5) -> None:
+    """SIGKILL every process whose environment holds ``MARK=mark`` (Linux /proc; elsewhere
+    nothing): the engine's descendants that left its process group (``setsid``, a double
+    fork) still inherited its environment. Pass again until one finds nothing (a process
+    may fork between the listing and its kill). Not reached: a descendant that clears or
+    replaces its environment (``env -i``, ``sudo``), or one of another user."""
+    needle = f"{MARK}={mark}".encode() + b"\0"
+    for _ in range(passes):
+        try:
+            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        except OSError:
+            return
+        killed = 0
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    found = needle in f.read() + b"\0"
+                if found and pid != os.getpid():
+                    os.kill(pid, signal.SIGKILL)
+                    killed += 1
+            except (OSError, ValueError):
+                continue  # gone, or not ours to read
+        if not killed:
+            return
 
 
 def _pdeathsig() -> None:
     """In the child before exec (Linux): die with SIGKILL when the parent dies."""
-    _PRCTL(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG; best effort, its result is not needed
+    PRCTL(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG; best effort, its result is not needed
 
 
 class EngineProcess:
@@ -69,22 +89,24 @@ class EngineProcess:
     def __init__(self, argv: Sequence[str], stderr_path: Path | None = None) -> None:
         self.argv = list(argv)
         log = open(stderr_path, "ab") if stderr_path is not None else None  # noqa: SIM115
+        self.mark = uuid.uuid4().hex
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env={**os.environ, MARK: self.mark},
                 start_new_session=True,  # its own group: one signal reaches its children too
-                preexec_fn=_pdeathsig if _PRCTL is not None else None)
+                preexec_fn=_pdeathsig if PRCTL is not None else None)
         finally:
             if log is not None:
                 log.close()  # the child has its own copy of the descriptor
-        _LIVE.add(self.proc)
+        _LIVE[self.proc] = self.mark
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self._in, False)
         self._buffer = b""
         self._eof = False
         # why a finalizer that holds the Popen, not self: it must run when self is collected
-        self._finalizer = weakref.finalize(self, _end, self.proc)
+        self._finalizer = weakref.finalize(self, _end, self.proc, self.mark)
 
     @property
     def pid(self) -> int:
@@ -174,8 +196,9 @@ def _wait_exit(proc: subprocess.Popen, seconds: float) -> bool:
         time.sleep(0.01)
 
 
-def _end(proc: subprocess.Popen) -> None:
-    """Make sure ``proc`` and everything in its process group have ended; reap it."""
+def _end(proc: subprocess.Popen, mark: str) -> None:
+    """Make sure ``proc``, everything in its process group and everything else with its
+    ``mark`` have ended; reap it."""
     for stream in (proc.stdin, proc.stdout):
         try:
             if stream is not None:
@@ -187,8 +210,9 @@ def _end(proc: subprocess.Popen) -> None:
         _signal_group(pgid, signal.SIGTERM)
         _wait_exit(proc, QUIT_WAIT)
     _signal_group(pgid, signal.SIGKILL)  # what is left: the engine or its own children
+    _kill_marked(mark)  # and those that left its group
     try:
         proc.wait(5)
     except subprocess.TimeoutExpired:
         pass
-    _LIVE.discard(proc)
+    _LIVE.pop(proc, None)

@@ -9,17 +9,23 @@ arena builds an in-process agent, so a served agent plays the same moves as in-p
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Sequence
 from typing import IO
 
-from boardzoo.envs.core.game import BoardzooError, GameState
+from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import GAMES, state_class
 from boardzoo.envs.core.threads import one_torch_thread
 
 from .base import INTERACTIVE_KINDS, Agent, UnknownAgentError, check_spec, make_agent
 from .engine import PROTOCOL_VERSION
+from .movetime import MAX_SECONDS
+
+#: The longest command line read whole; a longer one is answered ``error`` and skipped
+#: without being kept (a game's ``position startpos moves ...`` line is a few KB).
+MAX_LINE = 1_000_000
 
 
 class Server:
@@ -49,7 +55,7 @@ class Server:
             command = getattr(self, f"do_{word}", None) if word.isidentifier() else None
             if command is None:
                 if word:
-                    self.say(f"error unknown command {word!r}")
+                    self.say(f"error unknown command {echo(word)}")
             else:
                 command(rest)
         except BoardzooError as exc:
@@ -66,13 +72,14 @@ class Server:
 
     def do_game(self, rest: str) -> None:
         if rest not in self.games:
-            raise UnknownAgentError(f"this engine plays {', '.join(self.games)}, not {rest!r}")
+            raise UnknownAgentError(f"this engine plays {', '.join(self.games)}, "
+                                    f"not {echo(rest)}")
         self.game, self.agent, self.state, self.history = rest, None, None, None
 
     def do_newgame(self, rest: str) -> None:
         words = rest.split()
         if words and (len(words) != 2 or words[0] != "seed" or not _is_int(words[1])):
-            raise UnknownAgentError(f"newgame takes 'seed N', got {rest!r}")
+            raise UnknownAgentError(f"newgame takes 'seed N', got {echo(rest)}")
         if words or self.agent is None:
             self.agent = make_agent(self.spec, self._game(), int(words[1]) if words else None)
         self.agent.reset()
@@ -107,9 +114,12 @@ class Server:
         limits = _limits(rest)
         if self.refused:
             raise UnknownAgentError("no position to move in: the last 'position' was refused")
+        state = self.state
+        if state is None:  # guessing the start position would play a move of another game
+            raise UnknownAgentError("no position to move in: send 'position startpos' or "
+                                    "'position text TEXT' first")
         if self.agent is None:
             self.agent = make_agent(self.spec, self._game())
-        state = self.state if self.state is not None else state_class(self._game()).start()
         if state.is_terminal():
             raise UnknownAgentError("the game is over: no move to make")
         if "movetime" in limits:
@@ -133,21 +143,26 @@ class Server:
 
 
 def _is_int(text: str) -> bool:
-    return text.lstrip("-").isdigit()
+    return text.lstrip("-").isdigit() and text.isascii() and len(text) <= 30
 
 
 def _limits(rest: str) -> dict[str, float]:
     """Parse ``go``'s ``movetime S`` and ``nodes N`` pairs."""
     words, limits = rest.split(), {}
     if len(words) % 2:
-        raise UnknownAgentError(f"go takes 'movetime S' and/or 'nodes N', got {rest!r}")
+        raise UnknownAgentError(f"go takes 'movetime S' and/or 'nodes N', got {echo(rest)}")
     for key, value in zip(words[::2], words[1::2], strict=True):
         if key not in ("movetime", "nodes"):
-            raise UnknownAgentError(f"go: unknown limit {key!r}; use movetime, nodes")
+            raise UnknownAgentError(f"go: unknown limit {echo(key)}; use movetime, nodes")
         try:
             limits[key] = float(value)
         except ValueError:
-            raise UnknownAgentError(f"go: {key} must be a number, got {value!r}") from None
+            raise UnknownAgentError(f"go: {key} must be a number, got {echo(value)}") from None
+        if not (math.isfinite(limits[key]) and limits[key] > 0):
+            raise UnknownAgentError(f"go: {key} must be a positive number, got {echo(value)}")
+    if limits.get("movetime", 0) > MAX_SECONDS:
+        raise UnknownAgentError(f"go: movetime must be at most {MAX_SECONDS:g} seconds, "
+                                f"got {echo(limits['movetime'])}")
     return limits
 
 
@@ -171,10 +186,17 @@ def serve(spec: str, games: Sequence[str], stdin: IO[str], stdout: IO[str],
           name: str = "") -> int:
     """Answer protocol commands from ``stdin`` until ``quit`` or the end of input."""
     server = Server(spec, games, stdout, name)
-    for line in stdin:
+    while True:
+        line = stdin.readline(MAX_LINE + 1)
+        if not line:
+            return 0
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            while line and not line.endswith("\n"):  # skip the rest, keeping none of it
+                line = stdin.readline(MAX_LINE)
+            server.say(f"error a command line over {MAX_LINE:,} characters was skipped")
+            continue
         if not server.handle(line):
-            break
-    return 0
+            return 0
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
@@ -196,6 +218,8 @@ def cmd_engine(args: argparse.Namespace) -> int:
         if not games and error is not None:
             raise error
     one_torch_thread()  # this command owns the process
+    if hasattr(sys.stdin, "reconfigure"):  # bytes that are not UTF-8: an unknown command
+        sys.stdin.reconfigure(errors="surrogateescape")
     return serve(args.agent, games, sys.stdin, sys.stdout, args.name)
 
 

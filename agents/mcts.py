@@ -175,8 +175,9 @@ def _number(kind: str, name: str, text: str, cast: type, low: float) -> float:
     except ValueError:
         raise UnknownAgentError(f"agent {kind}: {name} must be a number, "
                                 f"got {echo(text)}") from None
-    if value < low:
-        raise UnknownAgentError(f"agent {kind}: {name} must be at least {low}, got {echo(text)}")
+    if not math.isfinite(value) or value < low:  # nan compares False with everything
+        raise UnknownAgentError(f"agent {kind}: {name} must be a finite number of at least "
+                                f"{low}, got {echo(text)}")
     return value
 
 

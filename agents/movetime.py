@@ -11,7 +11,13 @@ import argparse
 import math
 from collections.abc import Iterable
 
+from boardzoo.envs.core.game import echo
+
 from .base import Agent, UnknownAgentError
+
+#: The longest time limit anything takes (a day): longer ones are typos or hostile, and
+#: ``select`` and ``time.sleep`` overflow on times near 1e10 s.
+MAX_SECONDS = 86_400.0
 
 
 class MoveTimeError(UnknownAgentError):
@@ -31,7 +37,10 @@ def parse_seconds(text: str, what: str = "--movetime must be") -> float:
     except ValueError:
         seconds = math.nan
     if not (0 < seconds < math.inf):
-        raise MoveTimeError(f"{what} a positive time such as 0.5s, 0.5 or 500ms, got {text!r}")
+        raise MoveTimeError(f"{what} a positive time such as 0.5s, 0.5 or 500ms, "
+                            f"got {echo(text)}")
+    if seconds > MAX_SECONDS:
+        raise MoveTimeError(f"{what} at most {MAX_SECONDS:g} seconds (a day), got {echo(text)}")
     return seconds
 
 

@@ -10,11 +10,14 @@ counts and the intervals, which therefore come from distinct games only.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from boardzoo.envs.core.game import printable
 
 from .base import canonical_spec
 from .pairs import match_stats
@@ -100,15 +103,36 @@ def move_times(records: Sequence[dict]) -> dict[str, tuple[float, float]]:
     ``think_moves`` and ``max_move_seconds`` (games recorded without them are left out)."""
     spent: dict[str, list[float]] = {}  # agent -> [seconds, moves, longest]
     for rec in records:
-        if "think_moves" not in rec or "max_move_seconds" not in rec:
-            continue
         for k, agent in enumerate(rec["players"]):
-            acc = spent.setdefault(agent, [0.0, 0, 0.0])
-            acc[0] += rec["think_seconds"][k]
-            acc[1] += rec["think_moves"][k]
-            acc[2] = max(acc[2], rec["max_move_seconds"][k])
+            entry = _time_entry(rec, k)
+            if entry is not None:
+                acc = spent.setdefault(agent, [0.0, 0, 0.0])
+                acc[0] += entry[0]
+                acc[1] += entry[1]
+                acc[2] = max(acc[2], entry[2])
     return {a: (round(sec / moves, 4), round(longest, 4))
             for a, (sec, moves, longest) in spent.items() if moves}
+
+
+def _time_entry(record: dict, side: int) -> tuple[float, int, float] | None:
+    """Return (seconds, moves, longest) of one side of a record, or None where the record
+    lacks them or holds something else (why: games.jsonl may come from elsewhere, and
+    ``"x"``, ``-1`` or ``1e999`` there must neither stop the report nor show as a time)."""
+    try:
+        entry = (_list_of(record, "think_seconds")[side], _list_of(record, "think_moves")[side],
+                 _list_of(record, "max_move_seconds")[side])
+    except IndexError:
+        return None
+    seconds_, moves, longest = entry
+    ok = [isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+          for v in entry]
+    return (seconds_, moves, longest) if all(ok) and isinstance(moves, int) else None
+
+
+def _list_of(record: dict, key: str) -> list:
+    """Return ``record[key]`` if it is a list, else an empty list."""
+    value = record.get(key)
+    return value if isinstance(value, list) else []
 
 
 def from_ratings(r: Ratings, records: Sequence[dict], prior: float) -> dict:
@@ -263,8 +287,8 @@ def write(report: dict, out: Path, png: bool = True) -> list[Path]:
     """Write report.md, report.json and (if ``png``) matrix.png into ``out``; return the paths."""
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.md", out / "report.json"]
-    paths[0].write_text(markdown(report))
-    paths[1].write_text(json.dumps(report, indent=2) + "\n")
+    paths[0].write_text(printable(markdown(report)), encoding="utf-8")
+    paths[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     if png:
         try:
             heatmap(report, out / "matrix.png")

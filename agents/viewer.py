@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from boardzoo.envs.core.board_view import BoardView, hex_colour
-from boardzoo.envs.core.game import BoardzooError
+from boardzoo.envs.core.game import BoardzooError, printable
 
 from .replay import Replay, replay
 from .report import seconds
@@ -188,5 +188,6 @@ def write_html(records: Sequence[dict], report: dict | None, path: str | Path,
                title: str = "boardzoo games") -> Path:
     """Write the self-contained HTML page of ``records`` to ``path``; return the path."""
     path = Path(path)
-    path.write_text(render_page(records, report, title), encoding="utf-8")
+    # printable: a title or name holding the bytes of a non-UTF-8 file name cannot be encoded
+    path.write_text(printable(render_page(records, report, title)), encoding="utf-8")
     return path

@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+from boardzoo.envs.core.game import printable
+
 from . import report
 from .arena import ArenaError
 from .gif import replay_gif
@@ -18,8 +20,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     records = load_games(args.source)
     if args.list:
         for r in records:
-            print(f"{r['id']}\t{r.get('game', '?')}\t{r['players'][0]} vs {r['players'][1]}\t"
-                  f"{result_text(r)}\t{r['plies']} plies")
+            print(printable(f"{r['id']}\t{r.get('game', '?')}\t{r['players'][0]} vs "
+                            f"{r['players'][1]}\t{result_text(r)}\t{r['plies']} plies"))
         return 0
     if args.frame_ms < 1:
         raise ArenaError(f"--frame-ms must be at least 1, got {args.frame_ms}")
@@ -51,7 +53,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     paths = report.write(rep, out, png=not args.no_png)
     if args.html:
         paths.append(write_page(str(path), out, rep))
-    print("report: " + ", ".join(str(p) for p in paths))
+    print(printable("report: " + ", ".join(str(p) for p in paths)))
     return 0
 
 

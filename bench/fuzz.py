@@ -14,11 +14,17 @@ checkpoints with flipped bytes, games.jsonl with torn or foreign lines. Hostile 
 built to be absurd (issue 23): actions that are not integers (raw, wrapped and vector envs,
 per game), absurd config values and YAML alias bombs, model files whose config is absurd or
 a list bomb, SB3 zips whose ``:serialized:`` field is a pickle (outcome ``code_run`` if a
-loader ran it), games.jsonl lines of deeply nested JSON.
+loader ran it), games.jsonl lines of deeply nested JSON. Round three (issue 46): counters of
+positions and capture counts up to 10,000 digits (per game), ``boardzoo engine``'s server
+fed hostile stdin (long lines, bad ``go`` limits, unknown commands; per game), YAML with
+duplicate keys, deep nesting or bytes that are not UTF-8, report folders and records with
+non-UTF-8 bytes and terminal escapes, and outside engines that flood ``info``/``feature``,
+answer a 1 MB move or leave their process group (``engine_flood``: real processes, so
+``cases // 100`` of them; a process left 2 s after the game or a record over 200 KB is a traceback).
 
     python bench/fuzz.py --cases 10000          # per game and entry point
-Last line: one JSON object (cases, ok, clean_errors, tracebacks, hangs, code_runs, per entry
-point).
+Last line: one JSON object (cases, ok, clean_errors, tracebacks, hangs, code_runs, peak
+resident memory of the campaign and of its largest child in MB, per entry point).
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ import contextlib
 import functools
 import io
 import json
+import os
 import random
+import resource
 import signal
 import sys
 import tempfile
@@ -408,12 +416,167 @@ def case_action(game: str, rng: random.Random, seeds: list[str]) -> Callable[[],
     return run
 
 
+# -- round three (issue 46): long counters, hostile bytes and YAML, engines and the server -----
+def case_long_number(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    """A counter field of a position (or a Whistling capture count) of up to 10,000 digits."""
+    fields = rng.choice(seeds).split()
+    counters = [k for k, f in enumerate(fields) if f.isdigit()] or [len(fields) - 1]
+    k = rng.choice(counters)
+    fields[k] = rng.choice("123456789") + "9" * rng.choice([17, 18, 30, 4300, 4301, 10_000])
+    text = " ".join(fields)
+    where = rng.choice(["rules", "env", "cli", "move"])
+
+    def run() -> None:
+        if where == "rules":
+            get_spec(game).state_cls.from_text(text)
+        elif where == "env":
+            BoardGameEnv(game).reset(options={"position": text})
+        elif where == "cli":
+            _cli(["legal", game, "--position", text])
+        else:
+            state = get_spec(game).state_cls.from_text(seeds[0])
+            state.parse_move(state.legal_move_strs()[0] + ":" + fields[k])
+    return run
+
+
+HOSTILE_YAML = ["game: loa\ngame: ultima\n",
+                "game: loa\nmcts:\n  simulations: 8\n  simulations: 9\n",
+                "game: loa\nmcts: {c_puct: 1, c_puct: 2}\n",
+                "game: loa\nmcts: {simulations: " + "[" * 400 + "]" * 400 + "}\n",
+                "game: loa\nx: " + "{a: " * 200 + "1" + "}" * 200 + "\n"]
+
+
+def case_hostile_yaml(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    """Duplicate keys, deep nesting and bytes that are not UTF-8, in a file or a --set."""
+    text = mutate(rng.choice(HOSTILE_YAML), rng) if rng.random() < 0.3 else rng.choice(HOSTILE_YAML)
+    data = text.encode("utf-8", "surrogatepass")
+    if rng.random() < 0.4:
+        i = rng.randrange(len(data) + 1)
+        data = data[:i] + bytes(rng.choice([0xFF, 0xFE, 0xC3, 0x80, 0xED])
+                                for _ in range(rng.randint(1, 3))) + data[i:]
+    as_set = rng.random() < 0.3
+
+    def run() -> None:
+        if as_set:
+            load_config(CONFIGS[0], ["mcts.simulations=" + "[" * rng.choice([33, 400, 5000])
+                                     + "]" * 400])
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "c.yaml"
+            path.write_bytes(data)
+            _cli(["train", "--config", str(path), "--out", str(Path(tmp) / "run"),
+                  "--set", "iterations=0"])
+    return run
+
+
+def case_path_bytes(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    """Report folders and game files whose names are bytes that are not UTF-8, names with
+    terminal escapes in the records."""
+    name = "o" + "".join(rng.choice(["\udcff", "\udcfe", "\x1b[2J", "é", "\u202e", "x"])
+                         for _ in range(rng.randint(1, 4)))
+    player = rng.choice(["random", "random\x1b]0;t\x07", "r\udcff", "\u202egreedy"])
+    record = {"id": "a|b|0", "game": "loa", "players": [player, "greedy"], "scores": [0.0, 1.0],
+              "result": "0-1", "moves": [], "seed": 1, "plies": 3, "seconds": 0.1}
+    argv_kind = rng.choice(["rate", "report", "replay"])
+
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / name
+            folder.mkdir()
+            games = folder / "games.jsonl"
+            games.write_text(json.dumps(record) + "\n")
+            out = str(Path(tmp) / (name + "out"))
+            argv = {"rate": ["rate", str(games), "--out", out, "--no-png"],
+                    "report": ["report", str(games), "--out", out, "--no-png", "--html"],
+                    "replay": ["replay", str(games), "--list"]}[argv_kind]
+            _cli(argv)
+    return run
+
+
+HOSTILE_PY = REPO / "tests" / "engines" / "hostile.py"
+
+
+def case_engine_flood(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    """An outside engine that floods info or feature lines, answers a 1 MB move or starts
+    children that leave its process group; each case starts real processes."""
+    from boardzoo.agents.arena import Pairing, play_game
+
+    mode = rng.choice(["info", "feature", "longmove", "setsid"])
+    spec = f"engine:{sys.executable} {HOSTILE_PY} {mode}"
+
+    def run() -> None:
+        record = play_game(game, Pairing("e|r|0", spec, "random", 1), max_plies=2)
+        if len(json.dumps(record)) > 200_000:
+            raise RuntimeError(f"{mode}: a {len(json.dumps(record)):,}-character record")
+        deadline = time.monotonic() + 2.0  # a SIGKILLed process takes a moment to end
+        while (left := _marked_processes()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if left:
+            raise RuntimeError(f"{mode}: {len(left)} process(es) left: {left[:3]}")
+    return run
+
+
+def _marked_processes() -> list[str]:
+    """Command lines of live processes carrying this campaign's environment mark."""
+    needle = f"BOARDZOO_FUZZ={os.environ.get('BOARDZOO_FUZZ', '-')}".encode()
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc") if os.path.isdir("/proc") else []):
+        try:
+            if pid != str(os.getpid()) and needle in Path(f"/proc/{pid}/environ").read_bytes():
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                if stat[0] != "Z":
+                    found.append(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
+        except OSError:
+            continue
+    return found
+
+
+SERVER_LINES = ["go", "go movetime -1", "go movetime nan", "go movetime inf", "go movetime 1e10",
+                "go nodes -5", "go movetime", "newgame seed " + "9" * 5000, "isready", "legal",
+                "position startpos moves " + "a1-a2 " * 1000, "position text " + "x" * 10_000,
+                "position startpos", "boardzoo 1", "game chess", "quit now"]
+
+
+def case_server_stdin(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    """``boardzoo engine`` (the server) reading hostile stdin: long lines, unknown commands,
+    bad limits, long counters, in any order."""
+    from boardzoo.agents.engine_server import MAX_LINE, serve
+
+    lines = [f"game {game}"]
+    for _ in range(rng.randint(1, 8)):
+        pick = rng.random()
+        if pick < 0.15:
+            lines.append("x" * rng.choice([300, 100_000, MAX_LINE + 10]))
+        elif pick < 0.3:
+            fields = rng.choice(seeds).split()
+            fields[-1] = "9" * rng.choice([20, 5000])
+            lines.append("position text " + " ".join(fields))
+        elif pick < 0.45:
+            lines.append(mutate(rng.choice(SERVER_LINES), rng))
+        else:
+            lines.append(rng.choice(SERVER_LINES))
+    text = "\n".join(lines) + "\n"
+
+    def run() -> None:
+        out = io.StringIO()
+        serve("random", [game], io.StringIO(text), out)
+        for line in out.getvalue().splitlines():
+            if len(line) > 1000:
+                raise RuntimeError(f"server answered a {len(line):,}-character line")
+    return run
+
+
 PER_GAME = {"position_rules": case_position_rules, "position_cli": case_position_cli,
-            "position_env": case_position_env, "move": case_move, "action": case_action}
+            "position_env": case_position_env, "move": case_move, "action": case_action,
+            "long_number": case_long_number, "server_stdin": case_server_stdin}
 ONCE = {"agent_spec": case_agent_spec, "config": case_config, "checkpoint": case_checkpoint,
         "games_file": case_games_file, "absurd_config": case_absurd_config,
         "model_config": case_model_config, "sb3_zip": case_sb3_zip,
-        "nested_json": case_nested_json}
+        "nested_json": case_nested_json, "hostile_yaml": case_hostile_yaml,
+        "path_bytes": case_path_bytes, "engine_flood": case_engine_flood}
+#: Entry points whose cases start processes (seconds each): they run cases // SLOW_SHARE.
+SLOW = {"engine_flood"}
+SLOW_SHARE = 100
 
 
 def _alarm(signum, frame):  # noqa: ARG001 - signal handler signature
@@ -457,9 +620,18 @@ def campaign(cases: int, seed: int = 0, timeout: float = 10.0,
         for name, make in {**PER_GAME, **ONCE}.items():
             if name in ONCE and game != (games or list(GAMES))[0]:
                 continue
-            for _ in range(cases):
+            for _ in range(max(1, cases // SLOW_SHARE) if name in SLOW else cases):
                 outcome, detail = classify(make(game, rng, seeds), timeout)
                 yield f"{game}:{name}" if name in PER_GAME else name, outcome, detail
+
+
+def peak_rss_mb() -> dict[str, float]:
+    """Peak resident memory of this process and of its largest finished child (MB; Linux
+    reports KB)."""
+    scale = 1 / 1024 if sys.platform.startswith("linux") else 1 / 1024 / 1024
+    return {who: round(resource.getrusage(flag).ru_maxrss * scale, 1)
+            for who, flag in (("self", resource.RUSAGE_SELF),
+                              ("children", resource.RUSAGE_CHILDREN))}
 
 
 def main() -> None:
@@ -472,6 +644,7 @@ def main() -> None:
     from pettingzoo.utils.env_logger import EnvLogger
 
     EnvLogger.suppress_output()  # the wrapped env's "illegal move" note, once per case
+    os.environ.setdefault("BOARDZOO_FUZZ", str(os.getpid()))  # marks the engines' processes
     t0 = time.perf_counter()
     totals: Counter[str] = Counter()
     per: dict[str, Counter[str]] = {}
@@ -485,6 +658,7 @@ def main() -> None:
                       "clean_errors": totals["clean"], "tracebacks": totals["traceback"],
                       "hangs": totals["hang"], "code_runs": totals["code_run"],
                       "seconds": round(time.perf_counter() - t0, 1),
+                      "peak_rss_mb": peak_rss_mb(),
                       "per_entry_point": {k: dict(v) for k, v in per.items()}}))
 
 

@@ -10,10 +10,16 @@ finishes, and compares:
   (time columns aside) against the uninterrupted run with the same seed;
 * concurrent resumes (``--concurrent N`` trials): a tournament killed early, then two
   ``--resume`` runs on its folder started at once; one must finish it and the other stop
-  at once (the folder lock), with no game lost or written twice.
+  at once (the folder lock), with no game lost or written twice;
+* tournaments of outside engines (``--engine-kills N`` trials, ``--workers 2``, one engine
+  starting children that leave its process group): SIGTERM and SIGKILL alternating; a
+  SIGTERM must end with exit 143 and one line, and 2 s after the arena's exit no process
+  it started (marked in the environment) may be left; then ``--resume`` and the checks
+  above.
 
-    python bench/kill_resume.py --kills 10 --concurrent 3
-Last line: one JSON object (kills, lost, duplicated, differing records, identical runs).
+    python bench/kill_resume.py --kills 10 --concurrent 3 --engine-kills 6
+Last line: one JSON object (kills, lost, duplicated, differing records, identical runs,
+engine trials with processes left behind).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import random
 import shutil
 import signal
@@ -28,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import torch
@@ -39,6 +47,13 @@ TOURNAMENT = ["tournament", "--game", "loa", "--agents", "random,greedy,mcts:60"
               "--no-png"]
 TRAIN = ["train", "--config", str(REPO / "configs" / "tiny.yaml"), "--set", "iterations=8",
          "--set", "eval.every=2", "--quiet"]
+ENGINES = REPO / "tests" / "engines"
+ENGINE_TOURNAMENT = ["tournament", "--game", "loa", "--agent",
+                     f"engine:{sys.executable} {ENGINES / 'hostile.py'} setsid",
+                     "--agent", f"engine:{ENGINES / 'first_legal.sh'}", "--agent", "random",
+                     "--games-per-pair", "4", "--seed", "3", "--max-plies", "60", "--workers",
+                     "2", "--no-progress", "--no-png", "--no-html"]
+MARK = "BOARDZOO_KILL_MARK"
 TIME_COLUMNS = {"elapsed_s", "cpu_s", "selfplay_s", "train_s", "eval_s", "games_per_hour",
                 "positions_per_s"}
 
@@ -48,18 +63,57 @@ def run(argv: list[str], timeout: float = 600) -> None:
     subprocess.run([*BOARDZOO, *argv], check=True, capture_output=True, timeout=timeout)
 
 
-def killed(argv: list[str], delay: float, sig: int) -> bool:
+def killed(argv: list[str], delay: float, sig: int, seen: dict | None = None) -> bool:
     """Start the CLI, send ``sig`` after ``delay`` seconds and wait for it; return False if it
-    had already finished (no kill happened)."""
+    had already finished (no kill happened). ``seen`` gets its exit status and stderr."""
     proc = subprocess.Popen([*BOARDZOO, *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.PIPE, text=True)
     try:
-        proc.wait(timeout=delay)
+        proc.communicate(timeout=delay)
         return False
     except subprocess.TimeoutExpired:
         proc.send_signal(sig)
-        proc.wait(timeout=120)
+        _, err = proc.communicate(timeout=120)
+        if seen is not None:
+            seen.update(code=proc.returncode, err=err)
         return True
+
+
+def marked_processes() -> int:
+    """Count live processes (not zombies) other than this one that carry this campaign's
+    environment mark: whatever the killed CLI, its workers and engines left running."""
+    needle = f"{MARK}={os.environ[MARK]}".encode()
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if int(pid) != os.getpid() and needle in Path(f"/proc/{pid}/environ").read_bytes():
+                count += Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            continue
+    return count
+
+
+def engine_trial(root: Path, k: int, sig: int, delay: float, reference: set[tuple],
+                 out: dict) -> None:
+    """Kill a tournament of outside engines with ``sig``, count what is left 2 s after its
+    exit, resume it and check its games."""
+    folder = root / f"e_{k}"
+    seen: dict = {}
+    if not killed([*ENGINE_TOURNAMENT, "--out", str(folder)], delay, sig, seen):
+        out["engine_finished_first"] += 1
+        return
+    out["engine_trials"] += 1
+    out["engine_sigterm" if sig == signal.SIGTERM else "engine_sigkill"] += 1
+    lines = seen["err"].strip().splitlines()
+    if sig == signal.SIGTERM and not (seen["code"] == 143 and len(lines) == 1):
+        out["engine_unclean_sigterm"] += 1
+    if sig == signal.SIGKILL and lines:
+        out["engine_noisy_sigkill"] += 1
+    time.sleep(2.0)
+    out["engine_processes_left"] += marked_processes()
+    run([*ENGINE_TOURNAMENT, "--out", str(folder)]
+        + (["--resume"] if (folder / "games.jsonl").exists() else []))
+    check_games(folder, reference, out, "engine_")
 
 
 def concurrent_resumes(folder: Path) -> list[tuple[int, str]]:
@@ -121,13 +175,20 @@ def main() -> None:
     ap.add_argument("--max-delay", type=float, default=6.0, help="latest kill, in seconds")
     ap.add_argument("--concurrent", type=int, default=3,
                     help="trials of two concurrent --resume runs on one tournament folder")
+    ap.add_argument("--engine-kills", type=int, default=6,
+                    help="SIGTERM/SIGKILL trials of a tournament of outside engines")
     args = ap.parse_args()
+    os.environ[MARK] = uuid.uuid4().hex  # every process the CLI starts inherits it
     rng = random.Random(args.seed)
     out = {"kills": 0, "sigkill": 0, "sigint": 0, "finished_first": 0, "tournament_trials": 0,
            "lost": 0, "duplicated": 0, "differing_records": 0, "training_trials": 0,
            "training_identical": 0, "resumes": 0, "concurrent_trials": 0,
            "concurrent_refused": 0, "concurrent_both_ran": 0, "concurrent_failed": 0,
-           "concurrent_lost": 0, "concurrent_duplicated": 0, "concurrent_differing_records": 0}
+           "concurrent_lost": 0, "concurrent_duplicated": 0, "concurrent_differing_records": 0,
+           "engine_trials": 0, "engine_sigterm": 0, "engine_sigkill": 0,
+           "engine_finished_first": 0, "engine_unclean_sigterm": 0, "engine_noisy_sigkill": 0,
+           "engine_processes_left": 0, "engine_lost": 0, "engine_duplicated": 0,
+           "engine_differing_records": 0}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -175,6 +236,14 @@ def main() -> None:
             out["concurrent_both_ran"] += sum(s[0] == 0 for s in statuses) == 2
             out["concurrent_failed"] += sum(s[0] != 0 for s in statuses) - len(refused)
             check_games(folder, reference, out, "concurrent_")
+        if args.engine_kills:
+            run([*ENGINE_TOURNAMENT, "--out", str(root / "e_ref")])
+            engine_reference = {same_game(r) for r in games(root / "e_ref" / "games.jsonl")}
+        k = 0
+        while out["engine_trials"] < args.engine_kills and k < 10 * args.engine_kills + 10:
+            k += 1
+            sig = (signal.SIGTERM, signal.SIGKILL)[out["engine_trials"] % 2]
+            engine_trial(root, k, sig, rng.uniform(1.0, args.max_delay), engine_reference, out)
     out["seconds"] = round(time.perf_counter() - t0, 1)
     print(json.dumps(out))
 

@@ -145,3 +145,15 @@ def test_config_errors_are_one_line(capsys, elsewhere, argv, message):
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and message in err
     assert not list(elsewhere.iterdir())
+
+
+def test_config_copy_under_a_file_or_onto_a_dangling_link(capsys, elsewhere):
+    (elsewhere / "a_file").write_text("x")
+    code, out, err = run(capsys, "config", "copy", "loa", "a_file/x.yaml")
+    assert code == 2 and len(err.splitlines()) == 1 and "'a_file' is a file, not a folder" in err
+    (elsewhere / "link.yaml").symlink_to(elsewhere / "missing-target")
+    code, out, err = run(capsys, "config", "copy", "loa", "link.yaml")
+    assert code == 2 and "already exists; use --force" in err
+    assert (elsewhere / "link.yaml").is_symlink()  # left as it was
+    assert run(capsys, "config", "copy", "loa", "link.yaml", "--force")[0] == 0
+    assert (elsewhere / "link.yaml").read_bytes() == CONFIGS["loa"].read_bytes()

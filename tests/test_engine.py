@@ -295,7 +295,8 @@ WORKER_THAT_SWALLOWS = """
 import sys, time
 from boardzoo.agents.arena import _exit_on_sigterm
 from boardzoo.agents.engine_io import EngineProcess
-_exit_on_sigterm()
+import os
+_exit_on_sigterm(os.getppid())
 engine = EngineProcess(["sleep", "120"])  # an engine that never answers
 print(engine.pid, flush=True)
 while True:  # code that ignores every exception, as an at-fork hook does
@@ -336,3 +337,88 @@ def test_arena_worker_ends_on_sigterm_even_inside_code_that_ignores_exceptions()
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_boardzoo_engine_bounds_what_it_reads_and_echoes_and_refuses_bad_limits() -> None:
+    long_number = "9" * 5000
+    script = ("game loa\ngo\n" + "x" * 3_000_000 + "\n" + "fly" * 100_000 + "\n"
+              f"position text 1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b {long_number}\n"
+              "position startpos\ngo movetime -1\ngo movetime nan\ngo movetime inf\n"
+              "go movetime 1e10\ngo movetime 0.5\nquit\n")
+    done = subprocess.run([sys.executable, "-m", "boardzoo", "engine", "random", "--game", "loa"],
+                          input=script.encode() + b"\xff\xfe\n", capture_output=True,
+                          timeout=120)
+    out = done.stdout.decode().splitlines()
+    assert done.returncode == 0 and done.stderr == b"", done.stderr[-500:]
+    assert out[0] == ("error no position to move in: send 'position startpos' or "
+                      "'position text TEXT' first")
+    assert out[1] == "error a command line over 1,000,000 characters was skipped"
+    assert out[2].startswith("error unknown command 'flyfly") and len(out[2]) < 300
+    assert out[3] == "error ply has 5,000 digits; at most 18 are allowed"
+    assert out[4:7] == [f"error go: movetime must be a positive number, got '{v}'"
+                        for v in ("-1", "nan", "inf")]
+    assert out[7].startswith("error go: movetime must be at most 86400 seconds")
+    assert out[-1].removeprefix("bestmove ") in state_class("loa").start().legal_move_strs()
+
+
+def hostile(mode: str) -> str:
+    """The spec of tests/engines/hostile.py in ``mode``."""
+    return f"engine:{PY} {TESTS / 'engines' / 'hostile.py'} {mode}"
+
+
+def test_flooding_engines_are_kept_within_bounds(tmp_path: Path, marker: str) -> None:
+    """info floods keep at most 32 short keys a move, a feature flood keeps only the known
+    features, a 1 MB bestmove leaves a forfeit detail of about 200 characters."""
+    out = tmp_path / "t"
+    run_tournament("loa", [hostile("info"), hostile("feature")], 2, out, max_plies=4,
+                   progress=False)
+    games_file = out / GAMES_FILE
+    assert games_file.stat().st_size < 100_000
+    text = games_file.read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    for record in read_games(games_file):
+        assert record["termination"] != "forfeit", record.get("forfeit")
+        for info in filter(None, record["move_info"]):
+            assert len(info) <= 32 and all(len(str(v)) <= 200 for v in info.values())
+            assert info["big"] == "1e999"  # not a float: no JSON number holds it
+    record = play_game("loa", Pairing("x|y|0", hostile("longmove"), "random", 1))
+    assert record["forfeit"]["reason"] == ILLEGAL
+    assert len(record["forfeit"]["detail"]) < 300
+
+
+def test_children_that_leave_the_engines_process_group_end_with_it(tmp_path: Path,
+                                                                   marker: str) -> None:
+    """setsid and double-forked `sleep`s escape a process-group kill; the engine's mark in
+    their environment still finds them (the marker fixture checks nothing is left)."""
+    records = run_tournament("loa", [hostile("setsid"), "random"], 2, tmp_path / "t",
+                             max_plies=4, progress=False)
+    assert len(records) == 2 and all("forfeit" not in r for r in records)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["TERM", "KILL"])
+def test_signalled_tournament_with_workers_leaves_nothing_behind(tmp_path: Path, marker: str,
+                                                                 sig: int) -> None:
+    """SIGTERM ends like Ctrl-C (one line, exit 143); after SIGKILL the workers see their
+    parent gone and end with their engines, quietly. Then --resume completes every game."""
+    out = tmp_path / "arena"
+    cmd = [sys.executable, "-m", "boardzoo", "tournament", "--game", "loa",
+           "--agent", hostile("setsid"), "--agent", sh("slow"),
+           "--games-per-pair", "2", "--max-plies", "4", "--out", str(out), "--no-progress",
+           "--no-png", "--no-html", "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        logs = out / ENGINE_LOGS
+        while not (logs.is_dir() and any("first legal" in p.read_text() for p in logs.iterdir())):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        proc.send_signal(sig)  # the slow engine is thinking
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    if sig == signal.SIGTERM:
+        lines = err.strip().splitlines()
+        assert proc.returncode == 143 and len(lines) == 1 and "--resume" in lines[0], err
+    else:
+        assert proc.returncode == -signal.SIGKILL and err == "", err
+    assert leftovers(marker, wait=2.0) == []

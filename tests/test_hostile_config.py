@@ -160,3 +160,46 @@ def test_bound_message_names_key_range_and_value():
     with pytest.raises(ConfigError, match="train.lr .* got inf"):
         check_bounds({"train.lr": math.inf})
     check_bounds({"model.channels": 1024, "train.lr": 10.0})  # the ends are inside
+
+
+DEEP = "[" * 400 + "]" * 400
+
+
+@pytest.mark.parametrize("text,message", [
+    (f"game: loa\nmcts: {{simulations: {DEEP}}}\n", "nested more than 32 deep"),
+    # iterations 0: where a duplicate is accepted the error is another one, not a training
+    ("game: ultima\ngame: loa\niterations: 0\n", "the key 'game' is given twice"),
+    ("game: loa\niterations: 0\nmcts:\n  simulations: 8\n  simulations: 9\n",
+     "'simulations' is given twice"),
+    (b"game: lo\xffa\n", "is not UTF-8 text"),
+], ids=["deep", "duplicate-top", "duplicate-section", "not-utf8"])
+def test_deep_duplicate_or_undecodable_config_file_is_one_line(tmp_path, capsys, text, message):
+    path = tmp_path / "hostile.yaml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    code = main(["train", "--config", str(path), "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_deeply_nested_set_value_is_one_line(tmp_path, capsys):
+    code = main(["train", "--config", str(TINY), "--set", f"mcts.simulations={DEEP}",
+                 "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "nested more than 32 deep" in err, err
+
+
+@pytest.mark.parametrize("baseline,message", [
+    ("engine:/nonexistent", "'/nonexistent' is not an executable file"),
+    ("checkpoint:/nonexistent.pt", "'/nonexistent.pt' not found"),
+    ("sb3:/nonexistent.zip", "no model file at '/nonexistent.zip'"),
+], ids=["engine", "checkpoint", "sb3"])
+def test_every_baseline_is_checked_before_the_first_game(tmp_path, capsys, baseline, message):
+    code = main(["train", "--config", str(TINY), "--set", "iterations=1", "--set",
+                 f"eval.baselines=[random, '{baseline}']", "--out", str(tmp_path / "run"),
+                 "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "eval.baselines: " in err, err
+    assert message in err and not (tmp_path / "run").exists()

@@ -163,3 +163,123 @@ def test_single_agent_env_refuses_bool_actions():
         with pytest.raises(SingleAgentError, match="an action is an integer"):
             env.step(bad)
     env.step(np.int64(legal))
+
+
+# -- round three: resume files, recorded times -----------------------------------------------
+def test_resume_with_deeply_nested_tournament_json_is_one_line(tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["tournament", "--game", "loa", "--agents", "random,greedy", "--games-per-pair", "1",
+            "--max-plies", "4", "--out", str(out), "--no-progress", "--no-png", "--no-html"]
+    assert main(argv) == 0
+    (out / "tournament.json").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    capsys.readouterr()
+    assert "tournament.json is damaged" in one_line(main(argv + ["--resume"]),
+                                                    capsys.readouterr().err)
+
+
+HOSTILE_TIMES = [("x", [3, 3]), (["x", None], [3, 3]), ({"a": 1}, [3, 3]),
+                 ([1.0, 1.0], ["x", -1]), ([-5.0, 1e999], [3, 3]), ([1.0, 1.0], [3, 3])]
+
+
+def refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_rate_and_report_skip_hostile_think_times(record, tmp_path, capsys):
+    lines = []
+    for k, (think_seconds, think_moves) in enumerate(HOSTILE_TIMES):
+        lines.append(json.dumps({**record, "id": f"g{k}", "think_seconds": think_seconds,
+                                 "think_moves": think_moves}))
+    path = tmp_path / "games.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["rate", str(path)]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()
+            if re.match(r"\| \d+ \|", line)]
+    assert [row[5].strip() for row in rows] == ["0.333", "0.333"]  # s/move: the sound game
+    assert all(float(row[6]) >= 0 for row in rows)  # max s
+    assert main(["report", str(path), "--out", str(tmp_path / "r"), "--no-png"]) == 0
+    report = json.loads((tmp_path / "r" / "report.json").read_text(),
+                        parse_constant=refuse_constant)
+    times = [row["mean_move_seconds"] for row in report["ranking"]]
+    assert times == [pytest.approx(1 / 3, abs=1e-3)] * 2  # only the last, sound game counts
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_counter_fields_past_python_digit_limit_are_position_errors(game, capsys):
+    fields = get_spec(game).state_cls.start().to_text().split()
+    counters = [k for k, field in enumerate(fields) if field.isdigit()]
+    assert counters  # LOA's ply, Ultima's two clocks, Whistling's quiet counter
+    for k in counters:
+        text = " ".join(fields[:k] + ["9" * 5000] + fields[k + 1:])
+        with pytest.raises(PositionError, match="has 5,000 digits"):
+            BoardGameEnv(game).reset(options={"position": text})
+        line = one_line(main(["legal", game, "--position", text]), capsys.readouterr().err)
+        assert "5,000 digits" in line
+    huge_note = get_spec(game).state_cls.start().legal_move_strs()[0] + ":" + "9" * 5000
+    with pytest.raises(MoveError):  # a capture count of Whistling's notation, too
+        get_spec(game).state_cls.start().parse_move(huge_note)
+
+
+# -- round three: agent options, tournament options, names and paths -------------------------
+@pytest.mark.parametrize("argv,message", [
+    (["play", "loa", "--agents", "mcts:10,c=nan", "random"], "c must be a finite number"),
+    (["play", "loa", "--agents", "mcts:10,c=inf", "random"], "c must be a finite number"),
+    (["play", "loa", "--agents", "alphabeta:t=1e308s", "random"], "t must be at most 86400"),
+    (["play", "loa", "--agents", "engine:/bin/cat,timeout=1e10", "random"],
+     "timeout must be at most 86400"),
+    (["play", "loa", "--agents", "random", "random", "--movetime", "1e10"], "at most 86400"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--max-plies", "0"],
+     "--max-plies must be at least 1, got 0"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--max-plies", "-1"],
+     "--max-plies must be at least 1, got -1"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--prior", "nan"],
+     "--prior: must be a finite number"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--prior", "inf"],
+     "--prior: must be a finite number"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--out", ""],
+     "--out is empty"),
+], ids=["c-nan", "c-inf", "t-1e308", "timeout-1e10", "movetime-1e10", "max-plies-0",
+        "max-plies-neg", "prior-nan", "prior-inf", "out-empty"])
+def test_absurd_agent_and_tournament_options_are_one_line_before_any_game(argv, message, capsys,
+                                                                          tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where --out "" would have put results/
+    if argv[0] == "tournament" and "--out" not in argv:
+        argv = argv + ["--out", str(tmp_path / "t")]
+    assert message in one_line(main(argv), capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []  # no game was played, no folder made
+
+
+def test_out_folder_named_by_bytes_that_are_not_utf8_gets_every_report(tmp_path, capsys):
+    out = tmp_path / "o\udcff"  # how Python hands over the argument bytes b"o\xff"
+    assert main(["tournament", "--game", "loa", "--agents", "random,greedy",
+                 "--games-per-pair", "1", "--max-plies", "6", "--out", str(out),
+                 "--no-progress", "--no-png"]) == 0
+    assert "o\\udcff" in capsys.readouterr().out  # shown escaped
+    assert "o\\udcff" in (out / "report.html").read_text(encoding="utf-8")
+
+
+ESCAPE = "\x1b]0;pwned\x07\x1b[2J"
+
+
+def test_terminal_escapes_in_recorded_names_are_shown_escaped(record, tmp_path, capsys):
+    hostile = {**record, "players": ["random" + ESCAPE, "greedy\u202e"]}
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps(hostile) + "\n")
+    for argv in (["replay", str(path), "--list"], ["rate", str(path)]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        assert "random\\x1b]0;pwned\\x07\\x1b[2J" in out and "greedy\\u202e" in out
+
+
+def test_worker_counts_far_beyond_the_cores_are_one_line(tmp_path, capsys):
+    line = one_line(main(["tournament", "--game", "loa", "--agents", "random,greedy",
+                          "--workers", "100000", "--out", str(tmp_path / "t")]),
+                    capsys.readouterr().err)
+    assert "--workers must be at most" in line and "got 100000" in line
+    line = one_line(main(["train", "--config", str(REPO / "configs" / "tiny.yaml"), "--set",
+                          "selfplay.workers=1000", "--out", str(tmp_path / "run")]),
+                    capsys.readouterr().err)
+    assert "selfplay.workers must be at most" in line
+    assert list(tmp_path.iterdir()) == []

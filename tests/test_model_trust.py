@@ -172,3 +172,17 @@ def test_policy_kwargs_that_ask_for_a_huge_network_are_refused(trained: Path, tm
     rewrite_data(trained, deep, lambda d: d["policy_kwargs"].update(net_arch=nested))
     with pytest.raises(UnknownAgentError, match="too large to build"):
         make_agent(f"sb3:{deep}", "loa", 0)
+
+
+def test_a_training_baseline_that_needs_trust_code_stops_before_the_first_game(
+        trained: Path, tmp_path: Path, capsys):
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.zip"
+    rewrite_data(trained, evil, lambda d: d.update(
+        policy_class={":type:": "<class 'abc.ABCMeta'>", ":serialized:": payload(marker)}))
+    tiny = Path(__file__).resolve().parent.parent / "configs" / "tiny.yaml"
+    code = main(["train", "--config", str(tiny), "--set", "iterations=1", "--set",
+                 f"eval.baselines=['sb3:{evil}']", "--out", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "eval.baselines: " in err, err
+    assert "trust_code" in err and not (tmp_path / "run").exists() and not marker.exists()

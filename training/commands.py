@@ -5,8 +5,29 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from boardzoo.envs.core.game import BoardzooError
 
 from . import configfiles
+
+if TYPE_CHECKING:
+    from .config import Config
+
+
+def check_baselines(cfg: Config) -> None:
+    """Build each ``eval.baselines`` agent once, so that a spec that cannot play (a missing
+    file or engine, an sb3 model without ``trust_code``) stops the run before its first
+    game rather than at its first evaluation."""
+    from boardzoo.agents.base import check_spec
+
+    from .config import ConfigError
+
+    for spec in cfg.eval.baselines:
+        try:
+            check_spec(spec, cfg.game)
+        except BoardzooError as exc:
+            raise ConfigError(f"eval.baselines: {exc}") from None
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -36,6 +57,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         out = Path("runs") / Path(config_path).stem
     for note in check_extras(cfg):  # before anything is created
         print(f"note: {note}", flush=True)
+    check_baselines(cfg)
     import torch
 
     from .trainer import Trainer

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
+from boardzoo.agents.processes import worker_count_problem
 from boardzoo.envs.core.game import ECHO_LIMIT, BoardzooError, echo
 from boardzoo.envs.core.registry import game_names, get_spec
 
@@ -160,6 +161,9 @@ def validate(cfg: Config) -> Config:
     need(p.games_per_iteration >= 1, "selfplay.games_per_iteration", "at least 1")
     need(p.parallel_games >= 1, "selfplay.parallel_games", "at least 1")
     need(p.workers >= 0, "selfplay.workers", "0 or more")
+    too_many = worker_count_problem(p.workers) if p.backend == "local" else None
+    if too_many:
+        raise ConfigError(f"selfplay.workers {too_many}")
     need(p.engine in ("reference", "batched"), "selfplay.engine",
          f"'reference' or 'batched' (got {echo(p.engine)})")
     need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
@@ -309,9 +313,11 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     """Return the mapping of a YAML config file; ConfigError if it is unreadable or not one."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config {str(p)!r} is not UTF-8 text (byte {exc.start})") from None
     try:
         data = safe_yaml.load(text)
     except yaml.YAMLError as exc:

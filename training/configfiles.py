@@ -64,9 +64,11 @@ def copy_config(name: str, dest: str | None, force: bool = False) -> Path:
     elif dest and dest.endswith(("/", os.sep)):
         raise ConfigError(f"cannot copy to {dest!r}: no such folder")
     if not target.parent.is_dir():
-        raise ConfigError(f"cannot copy to {str(target)!r}: folder {str(target.parent)!r} "
-                          f"does not exist")
-    if target.exists() and not force:
+        parent = str(target.parent)
+        problem = (f"{parent!r} is a file, not a folder" if target.parent.exists() else
+                   f"folder {parent!r} does not exist")
+        raise ConfigError(f"cannot copy to {str(target)!r}: {problem}")
+    if (target.exists() or target.is_symlink()) and not force:  # a dangling link too
         raise ConfigError(f"{str(target)!r} already exists; use --force to overwrite it")
     if target.exists() and not target.is_file():
         raise ConfigError(f"cannot copy to {str(target)!r}: not a regular file")

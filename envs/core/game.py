@@ -23,6 +23,7 @@ Players are numbered 0 (the side that moves first) and 1.
 from __future__ import annotations
 
 import math
+import re
 import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -54,12 +55,41 @@ def echo(value: object, limit: int = ECHO_LIMIT) -> str:
     return text if len(text) <= limit + 20 else text[:limit] + "..."
 
 
+#: What a terminal would obey rather than show: control characters other than tab and
+#: newline (ESC starts colour and cursor sequences), lone surrogates (the bytes of a file
+#: name that is not UTF-8) and the bidirectional overrides that reorder a line.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """Return ``text`` for a terminal or a UTF-8 file: each character of :data:`_UNPRINTABLE`
+    written as its escape (``\\x1b``), so recorded names from elsewhere are shown, not
+    obeyed."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 class BoardzooError(ValueError):
     """Base class of the errors a user's input can cause."""
 
 
 class PositionError(BoardzooError):
     """Position text that is malformed or describes an invalid position."""
+
+
+#: Digits a counter of a position text may have: 10^18 plies is more than any game lasts and
+#: still fits the compiled kernels' 64-bit counters (and Python's int() refuses over 4300).
+COUNT_DIGITS = 18
+
+
+def parse_count(text: str, name: str) -> int:
+    """Return the non-negative integer of a position text's counter field ``name``;
+    PositionError if ``text`` is not one of at most :data:`COUNT_DIGITS` ASCII digits."""
+    if not (text.isascii() and text.isdigit()):
+        raise PositionError(f"{name} must be a non-negative integer, got {echo(text)}")
+    if len(text) > COUNT_DIGITS:
+        raise PositionError(f"{name} has {len(text):,} digits; at most {COUNT_DIGITS} are "
+                            f"allowed")
+    return int(text)
 
 
 class UnknownGameError(BoardzooError):

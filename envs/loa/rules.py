@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.bits import mask_of
 from ..core.board8 import diagram, parse_placement, placement_text
-from ..core.game import GameState, MoveError, PositionError, echo
+from ..core.game import GameState, MoveError, PositionError, echo, parse_count
 from . import kernel
 from .kernel import (
     BLACK,
@@ -81,9 +81,7 @@ class State(GameState):
             raise PositionError(f"side to move must be 'b' or 'w', got {echo(fields[1])}")
         ply = 0
         if len(fields) == 3:
-            if not fields[2].isdigit() or not fields[2].isascii():
-                raise PositionError(f"ply must be a non-negative integer, got {echo(fields[2])}")
-            ply = int(fields[2])
+            ply = parse_count(fields[2], "ply")
         black = mask_of(i for i, c in enumerate(cells) if c == "b")
         white = mask_of(i for i, c in enumerate(cells) if c == "w")
         if not black or not white:

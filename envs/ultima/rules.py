@@ -23,7 +23,7 @@ from collections.abc import Hashable
 import numpy as np
 
 from ..core.board8 import diagram, parse_placement, placement_text
-from ..core.game import GameState, MoveError, PositionError, echo
+from ..core.game import GameState, MoveError, PositionError, echo, parse_count
 from . import kernel
 from .board import BLACK, CODE_OF, LETTER_OF, WHITE
 from .kernel import (
@@ -50,12 +50,6 @@ _MOVES, _CAPS = np.empty(MAX_MOVES, np.int64), np.empty(MAX_MOVES, np.int64)
 _judged_moves, _in_check, _frozen_pieces = kernel.judged_moves, kernel.in_check, \
     kernel.frozen_pieces
 _make_move, _empty, _uint8 = kernel.make_move, np.empty, np.uint8
-
-
-def _count(text: str, name: str) -> int:
-    if not (text.isascii() and text.isdigit()):
-        raise PositionError(f"{name} must be a non-negative integer, got {echo(text)}")
-    return int(text)
 
 
 class State(GameState):
@@ -102,8 +96,8 @@ class State(GameState):
             raise PositionError(f"side to move must be 'w' or 'b', got {echo(fields[1])}")
         halfmove, fullmove = 0, 1
         if len(fields) == 4:
-            halfmove = _count(fields[2], "halfmove clock")
-            fullmove = _count(fields[3], "fullmove number")
+            halfmove = parse_count(fields[2], "halfmove clock")
+            fullmove = parse_count(fields[3], "fullmove number")
             if fullmove < 1:
                 raise PositionError(f"fullmove number starts at 1, got {fullmove}")
         for letter, colour in (("K", "white"), ("k", "black")):

@@ -12,7 +12,7 @@ import re
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core.game import MoveError, echo
+from ..core.game import COUNT_DIGITS, MoveError, echo
 from .hexgrid import CELL_NAMES, NEIGHBOURS, cells_of, parse_cell
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def _note(text: str, original: str) -> object:
     if set(text) <= {":"}:
         return ANY
     if text.isascii() and text.isdigit():
-        return int(text)
+        return int(text[:COUNT_DIGITS + 1])  # a count that long matches no move anyway
     names = _CELL_RE.findall(text)
     if "".join(names) != text:
         raise MoveError(f"malformed capture list {echo(text)} in {echo(original)}: expected "

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Sequence
 from typing import NamedTuple
 
-from ..core.game import GameState, MoveError, PositionError, echo
+from ..core.game import GameState, MoveError, PositionError, echo, parse_count
 from . import kernel
 from .hexgrid import (
     BIT,
@@ -121,13 +121,12 @@ class State(GameState):
             raise PositionError(f"cell {CELL_NAMES[cells_of(both)[0]]} is listed for both sides")
         if side not in ("x", "o"):
             raise PositionError(f"side to move must be 'x' or 'o', got {echo(side)}")
-        if not (quiet.isascii() and quiet.isdigit()):
-            raise PositionError(f"quiet counter must be a non-negative integer, got {echo(quiet)}")
+        quiet_count = parse_count(quiet, "quiet counter")
         mover = SIDES.index(side)
         if not (x, o)[1 - mover]:
             raise PositionError(f"{SIDES[1 - mover]} (not to move) has no stones: unreachable, "
                                 "the game ended when its last stone was captured")
-        return cls(x, o, mover, int(quiet))
+        return cls(x, o, mover, quiet_count)
 
     def to_text(self) -> str:
         x, o = (",".join(CELL_NAMES[i] for i in cells_of(m)) or "-" for m in self.stones)
