@@ -404,7 +404,7 @@ def test_signalled_tournament_with_workers_leaves_nothing_behind(tmp_path: Path,
     cmd = [sys.executable, "-m", "boardzoo", "tournament", "--game", "loa",
            "--agent", hostile("setsid"), "--agent", sh("slow"),
            "--games-per-pair", "2", "--max-plies", "4", "--out", str(out), "--no-progress",
-           "--no-png", "--no-html", "--workers", "2"]
+           "--no-png", "--no-html", "--workers", "2", "--openings", "none"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60

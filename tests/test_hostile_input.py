@@ -188,8 +188,10 @@ def refuse_constant(name: str) -> None:
 def test_rate_and_report_skip_hostile_think_times(record, tmp_path, capsys):
     lines = []
     for k, (think_seconds, think_moves) in enumerate(HOSTILE_TIMES):
+        # each game its own (fewer moves): a repeated game would not be counted
+        moves = record["moves"][: len(record["moves"]) - k]
         lines.append(json.dumps({**record, "id": f"g{k}", "think_seconds": think_seconds,
-                                 "think_moves": think_moves}))
+                                 "think_moves": think_moves, "moves": moves}))
     path = tmp_path / "games.jsonl"
     path.write_text("\n".join(lines) + "\n")
     assert main(["rate", str(path)]) == 0
@@ -270,7 +272,8 @@ def test_terminal_escapes_in_recorded_names_are_shown_escaped(record, tmp_path, 
         assert main(argv) == 0
         out = capsys.readouterr().out
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
-        assert "random\\x1b]0;pwned\\x07\\x1b[2J" in out and "greedy\\u202e" in out
+        # (a spec without ':' is all kind, and kinds are case-insensitive: shown lower-case)
+        assert "random\\x1b]0;pwned\\x07\\x1b[2" in out and "greedy\\u202e" in out
 
 
 def test_worker_counts_far_beyond_the_cores_are_one_line(tmp_path, capsys):
