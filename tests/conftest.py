@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -43,3 +44,18 @@ def random_action_states(name: str, n: int, seed: int, max_plies: int = 30) -> l
         if not game.is_terminal(s):
             out.append(s)
     return out
+
+
+def assert_recorded_facts(played: list, placed: list, fact_hash, recorded: list[str],
+                          digest: str) -> None:
+    """Check sampled positions (two halves: played and placed) against the facts a removed
+    Python engine recorded for them: the listed hashes (the first of each half), and with
+    the full 100,000 positions the digest of all of them."""
+    hashes = [fact_hash(s) for s in played] + [fact_hash(s) for s in placed]
+    k = min(len(played), len(recorded) // 2)
+    expected = recorded[:k] + recorded[len(recorded) // 2:][:k]
+    got = hashes[:k] + hashes[len(played):][:k]
+    bad = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
+    assert not bad, f"{len(bad)} of {len(got)} positions differ, first at sample index {bad[0]}"
+    if len(hashes) == 100_000:
+        assert hashlib.sha256("\n".join(hashes).encode()).hexdigest() == digest

@@ -28,7 +28,7 @@ from boardzoo.envs.ultima import START_TEXT, State, kernel
 from boardzoo.envs.ultima.evaluation import ultima_eval
 from boardzoo.envs.ultima.notation import format_move
 
-from conftest import VECTORS, load_vector
+from conftest import VECTORS, assert_recorded_facts, load_vector
 
 POSITIONS = int(os.environ.get("BOARDZOO_KERNEL_POSITIONS", "5000"))
 DATA = Path(__file__).parent / "data"
@@ -234,15 +234,7 @@ def test_rules_equal_the_recorded_reference(halves):
     # the facts of every position, as the Python reference gave them before the kernel
     # replaced it (the digest covers the full 100,000 positions)
     digest, recorded = recorded_facts()
-    played, placed = halves
-    hashes = [fact_hash(s) for s in played] + [fact_hash(s) for s in placed]
-    k = min(len(played), len(recorded) // 2)
-    expected = recorded[:k] + recorded[len(recorded) // 2:][:k]
-    got = hashes[:k] + hashes[len(played):][:k]
-    bad = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
-    assert not bad, f"{len(bad)} of {len(got)} positions differ, first at sample index {bad[0]}"
-    if len(hashes) == 100_000:
-        assert hashlib.sha256("\n".join(hashes).encode()).hexdigest() == digest
+    assert_recorded_facts(*halves, fact_hash, recorded, digest)
 
 
 def test_the_comparison_sees_one_wrong_fact():
