@@ -14,9 +14,10 @@ What it reproduces of the reference, and how:
 
 * A move is a whole turn (a chain is one move), listed by the kernel in ``legal_moves()``'s
   order. The reference's killers and history are keyed by the :class:`~..envs.whistling.
-  rules.Turn` (path, each hop's captures, kind), so here each turn gets a number from an
-  exact table of turns (path and captured stones: those decide the hops' captures and the
-  kind), kept across moves as the reference keeps its history.
+  rules.Turn` (path, each hop's captures, kind), so here each turn gets a number: a plain
+  move or a crush its start and destination (the path decides its capture), a whistling
+  capture one from an exact table of turns (path and captured stones: those decide each
+  hop's captures), kept across moves as the reference keeps its history.
 * The table's key is ``State.key()``, (x, o, side, quiet), exactly: 13 words.
 * A node is judged as the reference judges it: the kernel's result (spec 9) first, then the
   kernel's evaluation at depth 0, the table, and the turns.
@@ -58,7 +59,10 @@ KEY_WORDS = 2 * W + 1
 #: of 9 bits (cell + 1) a word: a path has at most MAX_STONES + 2 cells.
 PATH_WORDS = (K.MAX_STONES + 2 + 6) // 7
 TURN_WORDS = W + PATH_WORDS
-#: Turn numbers a new agent holds before its turn table and history double.
+#: Turn numbers: plain moves ``a * NC + b``, crushes ``PAIRS +`` that, whistling captures
+#: ``2 * PAIRS +`` their row in the turn table.
+PAIRS = K.NC * K.NC
+#: Whistling captures a new agent numbers before its turn table and history double.
 INITIAL_TURNS = 1 << 12
 #: stats[REFUSED]: the kernel's status when a search was refused (ABORTED is then 2: the
 #: evaluation, or 3: listing the turns).
@@ -82,20 +86,17 @@ def _pack(x: np.ndarray, o: np.ndarray, side: int, quiet: int, row: np.ndarray) 
 
 
 @njit(cache=True)
-def _turn_key(kind: int, path: np.ndarray, caps: np.ndarray, n: int, ecell: np.ndarray,
+def _turn_key(path: np.ndarray, caps: np.ndarray, n: int, ecell: np.ndarray,
               row: np.ndarray) -> None:
-    """Write the key of one listed turn (its captured cells, its path) into ``row``."""
+    """Write the key of one listed whistling capture (its captured cells, its path) into
+    ``row``."""
     row[:] = 0
-    if kind == K.CRUSH:
-        c = path[1]
-        row[c >> 6] |= _U1 << np.uint64(c & 63)
-    elif kind == K.WHISTLE:
-        for i in range(n - 1):
-            rest = caps[i]
-            while rest != 0:
-                c = ecell[K.lowest_bit(rest)]
-                rest &= rest - _U1
-                row[c >> 6] |= _U1 << np.uint64(c & 63)
+    for i in range(n - 1):
+        rest = caps[i]
+        while rest != 0:
+            c = ecell[K.lowest_bit(rest)]
+            rest &= rest - _U1
+            row[c >> 6] |= _U1 << np.uint64(c & 63)
     for i in range(n):
         w = W + i // 7
         row[w] |= np.uint64(path[i] + 1) << (_NINE * np.uint64(i % 7))
@@ -112,14 +113,14 @@ def _number(turns: np.ndarray, count: np.ndarray, history: np.ndarray,
         if 2 * (count[0] + 1) > turns.shape[0]:
             turns = _grown(turns, width)
             i = _slot(turns, key)
-        if count[0] == history.shape[0]:
+        if 2 * PAIRS + count[0] == history.shape[0]:
             bigger = np.zeros(2 * history.shape[0], np.int64)
             bigger[:history.shape[0]] = history
             history = bigger
         turns[i, :width] = key
         count[0] += 1
         turns[i, width] = np.uint64(count[0])  # number + 1: 0 marks an empty row
-    return np.int64(turns[i, width]) - 1, turns, history
+    return 2 * PAIRS + np.int64(turns[i, width]) - 1, turns, history
 
 
 @njit(cache=True)
@@ -203,7 +204,10 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
         return 0.0, tt, turns, history
     ids = np.empty(n, np.int64)
     for i in range(n):
-        _turn_key(kind[i], path[i], caps[i], lens[i], ecell, tkeys[ply])
+        if kind[i] != K.WHISTLE:  # the start and destination say all
+            ids[i] = (PAIRS if kind[i] == K.CRUSH else 0) + path[i, 0] * K.NC + path[i, 1]
+            continue
+        _turn_key(path[i], caps[i], lens[i], ecell, tkeys[ply])
         ids[i], turns, history = _number(turns, count, history, tkeys[ply])
     order = _local_order(ids, n, tt_move, killers[ply], history)
     alpha0 = alpha
@@ -266,7 +270,7 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
     def __init__(self, depth: int | None = None, seconds: float | None = None,
                  seed: int | None = None, tt_size: int = 200_000) -> None:
         # the history is the turn table's (it grows with the numbered turns); no move buffer
-        super().__init__("whistling", KEY_WORDS, INITIAL_TURNS, 0, depth=depth,
+        super().__init__("whistling", KEY_WORDS, 2 * PAIRS + INITIAL_TURNS, 0, depth=depth,
                          seconds=seconds, seed=seed, tt_size=tt_size)
         self._stats = np.zeros(4, dtype=np.int64)
         self._turns = np.zeros((2 * INITIAL_TURNS, TURN_WORDS + 1), dtype=np.uint64)

@@ -15,7 +15,7 @@ from alphabeta_helpers import assert_same_search
 from whistling_facts import played_positions, sparse_state
 
 from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent, from_spec
-from boardzoo.agents.alphabeta_whistling import CompiledWhistlingAlphaBeta
+from boardzoo.agents.alphabeta_whistling import PAIRS, CompiledWhistlingAlphaBeta
 from boardzoo.envs.whistling.hexgrid import BIT, CELL_INDEX, NUM_CELLS, RAYS, ROW
 from boardzoo.envs.whistling.rules import ChainLimitError, State
 
@@ -66,7 +66,8 @@ def test_compiled_alphabeta_plays_the_same_game() -> None:
             if isinstance(agent, CompiledWhistlingAlphaBeta):
                 agent._tt = np.zeros((4, agent._tt.shape[1]), dtype=np.uint64)
                 agent._turns = np.zeros((4, agent._turns.shape[1]), dtype=np.uint64)
-                agent._scores = np.zeros(1, dtype=np.int64)
+                # plain moves and crushes have fixed numbers below 2 * PAIRS
+                agent._scores = np.zeros(2 * PAIRS + 1, dtype=np.int64)
         state, log = State.start(), []
         while not state.is_terminal() and state.ply < 30:
             agent = agents[state.to_move]
@@ -102,8 +103,9 @@ def test_spec_builds_the_compiled_search() -> None:
 
 
 def test_time_limit_stops_the_compiled_search() -> None:
-    agent = from_spec("t=0.05s", "whistling", 0)
     state = State.start()
+    from_spec("1", "whistling", 0).select_move(state)  # load the compiled search first
+    agent = from_spec("t=0.05s", "whistling", 0)
     assert agent.select_move(state) in state.legal_moves()
     assert agent.stats()["seconds"] < 1.0 and agent.stats()["depth_sum"] >= 1
     agent = from_spec("9", "whistling", 0)
