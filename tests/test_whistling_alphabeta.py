@@ -14,8 +14,10 @@ import pytest
 from alphabeta_helpers import assert_same_search
 from whistling_facts import played_positions, sparse_state
 
+from boardzoo.agents import alphabeta_compiled, alphabeta_whistling
 from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent, from_spec
 from boardzoo.agents.alphabeta_whistling import PAIRS, CompiledWhistlingAlphaBeta
+from boardzoo.envs.whistling import kernel
 from boardzoo.envs.whistling.hexgrid import BIT, CELL_INDEX, NUM_CELLS, RAYS, ROW
 from boardzoo.envs.whistling.rules import ChainLimitError, State
 
@@ -104,7 +106,8 @@ def test_spec_builds_the_compiled_search() -> None:
 
 def test_time_limit_stops_the_compiled_search() -> None:
     state = State.start()
-    from_spec("1", "whistling", 0).select_move(state)  # load the compiled search first
+    # load the compiled search and its clock first (the first clock read costs ~0.1 s)
+    from_spec("1,t=5s", "whistling", 0).select_move(state)
     agent = from_spec("t=0.05s", "whistling", 0)
     assert agent.select_move(state) in state.legal_moves()
     assert agent.stats()["seconds"] < 1.0 and agent.stats()["depth_sum"] >= 1
@@ -130,3 +133,14 @@ def test_a_position_the_kernel_refuses_in_the_tree_raises_its_error() -> None:
     assert_same_search(reference(depth=2, seed=1), CompiledWhistlingAlphaBeta(depth=2, seed=1),
                        State.start())
     assert agent.select_move(State.start()) in State.start().legal_moves()
+
+
+def test_one_compiled_version_per_function() -> None:
+    """Every compiled function of the search has one signature (a literal argument would
+    compile it, and all it calls, a second time)."""
+    CompiledWhistlingAlphaBeta(depth=2, seed=0).select_move(POSITIONS[-1])
+    CompiledWhistlingAlphaBeta(depth=2, seed=0).search_value(POSITIONS[-1])
+    for module in (alphabeta_compiled, alphabeta_whistling, kernel):
+        compiled = {name: f.signatures for name, f in vars(module).items()
+                    if hasattr(f, "signatures") and f.signatures}
+        assert {name: sigs for name, sigs in compiled.items() if len(sigs) > 1} == {}
