@@ -17,6 +17,7 @@ from whistling_facts import played_positions, sparse_state
 from boardzoo.agents import alphabeta_compiled, alphabeta_whistling
 from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent, from_spec
 from boardzoo.agents.alphabeta_whistling import PAIRS, CompiledWhistlingAlphaBeta
+from boardzoo.cli import main
 from boardzoo.envs.whistling import kernel
 from boardzoo.envs.whistling.hexgrid import BIT, CELL_INDEX, NUM_CELLS, RAYS, ROW
 from boardzoo.envs.whistling.rules import ChainLimitError, State
@@ -117,7 +118,7 @@ def test_time_limit_stops_the_compiled_search() -> None:
     assert agent.stats()["seconds"] < 1.0 and agent.stats()["depth_sum"] < 9
 
 
-def test_a_position_the_kernel_refuses_in_the_tree_raises_its_error() -> None:
+def test_a_position_the_kernel_refuses_in_the_tree_raises_its_error(capsys) -> None:
     # x has 65 stones (rows 17-21), o three: x's turns are listed, but after most of them
     # o can capture among more than MAX_STONES enemy stones, which the kernel refuses
     rows = sum(BIT[c] for c in range(NUM_CELLS) if ROW[c] >= 17)
@@ -133,6 +134,12 @@ def test_a_position_the_kernel_refuses_in_the_tree_raises_its_error() -> None:
     assert_same_search(reference(depth=2, seed=1), CompiledWhistlingAlphaBeta(depth=2, seed=1),
                        State.start())
     assert agent.select_move(State.start()) in State.start().legal_moves()
+    # the CLI says so in one line
+    argv = ["play", "whistling", "--agents", "alphabeta:1", "random", "--position",
+            state.to_text()]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"boardzoo: error: {want.value}"
 
 
 def test_one_compiled_version_per_function() -> None:
