@@ -7,9 +7,9 @@ time limit given to any agent (:meth:`Agent.set_move_time`, ``--movetime``) work
 ``t=``; with both, the smaller counts, and with a depth too, whichever ends first. Move
 ordering: the transposition-table move, then killer moves, then the history
 heuristic. Root moves are shuffled once with the agent's seed so that equally
-good moves vary from game to game. For LOA and Ultima, :func:`from_spec` builds the compiled
-search of :mod:`.alphabeta_loa` or :mod:`.alphabeta_ultima`, which reproduces this one
-(docs/compiled.md).
+good moves vary from game to game. :func:`from_spec` builds each game's compiled search
+(:mod:`.alphabeta_loa`, :mod:`.alphabeta_ultima`, :mod:`.alphabeta_whistling`), which
+reproduces this one (docs/compiled.md).
 """
 
 from __future__ import annotations
@@ -203,9 +203,8 @@ class AlphaBetaAgent(Agent):
 
 def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
     """Build ``alphabeta:D`` or ``alphabeta:t=0.5s`` (or both: ``alphabeta:6,t=2s``); no depth
-    means depth 2, or no depth limit under a time limit. LOA and Ultima get their compiled
-    searches (:mod:`.alphabeta_loa`, :mod:`.alphabeta_ultima`), the other games this
-    module's."""
+    means depth 2, or no depth limit under a time limit: the game's compiled search
+    (:func:`searcher`)."""
     positional, opts = parse_options("alphabeta", arg, "depth")
     unknown = set(opts) - {"t", "depth"}
     if unknown:
@@ -220,9 +219,9 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
 
 def searcher(game: str, depth: int | None = None, seconds: float | None = None,
              seed: int | None = None) -> AlphaBetaAgent:
-    """Return the alpha-beta search of ``game``: the compiled one of :mod:`.alphabeta_loa` or
-    :mod:`.alphabeta_ultima` for LOA and Ultima (the same moves and scores, many times
-    faster), this module's otherwise."""
+    """Return the alpha-beta search of ``game``: the compiled one of :mod:`.alphabeta_loa`,
+    :mod:`.alphabeta_ultima` or :mod:`.alphabeta_whistling` (the same moves and scores, many
+    times faster), this module's for any other game."""
     # imported here, so that numba loads only in processes that search these games
     if game == "loa":
         from .alphabeta_loa import CompiledLoaAlphaBeta
@@ -232,4 +231,8 @@ def searcher(game: str, depth: int | None = None, seconds: float | None = None,
         from .alphabeta_ultima import CompiledUltimaAlphaBeta
 
         return CompiledUltimaAlphaBeta(depth=depth, seconds=seconds, seed=seed)
+    if game == "whistling":
+        from .alphabeta_whistling import CompiledWhistlingAlphaBeta
+
+        return CompiledWhistlingAlphaBeta(depth=depth, seconds=seconds, seed=seed)
     return AlphaBetaAgent(game, depth=depth, seconds=seconds, seed=seed)

@@ -39,9 +39,10 @@ NO_MOVE = -1
 INF = float("inf")
 
 # A table row: the key's words, then meta and the value's bits. meta: bit 0 occupied, bits
-# 2-3 the flag (EXACT, LOWER, UPPER), bits 4-19 move + 1 (0: none), bits 20- depth.
-_U1, _U2, _U4, _U20 = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(20)
-_U3, _U16BITS = np.uint64(3), np.uint64(0xFFFF)
+# 2-3 the flag (EXACT, LOWER, UPPER), bits 4-39 move + 1 (0: none; Whistling's move numbers
+# are its search's turn numbers, which can pass 2**16), bits 40- depth.
+_U1, _U2, _U4, _U40 = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(40)
+_U3, _MOVE_BITS = np.uint64(3), np.uint64((1 << 36) - 1)
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _S31, _S32 = np.uint64(31), np.uint64(32)
@@ -146,7 +147,7 @@ def tt_store(tt: np.ndarray, stats: np.ndarray, key: np.ndarray, depth: int, val
         for k in range(width):
             tt[i, k] = key[k]
     tt[i, width] = (_U1 | np.uint64(flag) << _U2 | np.uint64(move + 1) << _U4
-                    | np.uint64(depth) << _U20)
+                    | np.uint64(depth) << _U40)
     tt[i, width + 1] = float_bits(value)
     return tt
 
@@ -159,8 +160,8 @@ def tt_probe(tt: np.ndarray, key: np.ndarray) -> tuple[bool, int, float, int, in
     meta = tt[i, width]
     if meta == 0:
         return False, 0, 0.0, EXACT, NO_MOVE
-    return (True, np.int64(meta >> _U20), bits_float(tt[i, width + 1]),
-            np.int64((meta >> _U2) & _U3), np.int64((meta >> _U4) & _U16BITS) - 1)
+    return (True, np.int64(meta >> _U40), bits_float(tt[i, width + 1]),
+            np.int64((meta >> _U2) & _U3), np.int64((meta >> _U4) & _MOVE_BITS) - 1)
 
 
 @njit(cache=True)

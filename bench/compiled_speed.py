@@ -2,16 +2,21 @@
 nodes/s from the start (agents/alphabeta.py's Python search against the compiled one; best
 moves, scores and node counts must agree), the JIT's one-time compile cost
 (docs/compiled.md) and, for Ultima, midgame searches and the network's leaf search per
-position.
+position; for Whistling, searches on positions of random games.
 
-The rules of both games are their compiled kernels (``State`` asks them), so "old" perft
-measures what Python costs around them: the protocol's Python recursion over ``State`` (one
-position object per node) against the kernel's; docs/compiled.md keeps the figures measured
-against the Python rules engines that the kernels replaced.
+The rules of all three games are their compiled kernels (``State`` asks them), so "old"
+perft measures what Python costs around them: the protocol's Python recursion over ``State``
+(one position object per node) against the kernel's, and "old" search is the Python search
+over ``State``; docs/compiled.md keeps the figures measured against the Python rules engines
+that the kernels replaced. ``--before DIR`` adds the search of an older checkout (its own
+``.venv``, e.g. the Python rules before the kernels), timed once in a subprocess in the same
+run.
 
 Usage: python bench/compiled_speed.py --game loa [--perft-depth 3] [--ab-depths 3,4]
        python bench/compiled_speed.py --game ultima [--perft-depth 3] [--ab-depths 2,3]
            [--leaf-positions 50]
+       python bench/compiled_speed.py --game whistling [--perft-depth 2] [--ab-depths 2,3]
+           [--before /path/to/old/checkout]
 The last line printed is one JSON object with every figure. Old and new take turns, round by
 round, so a change in the machine's load hits both alike; read the ratios.
 """
@@ -75,6 +80,14 @@ def python_perft(state: GameState, depth: int) -> int:
     return sum(python_perft(child, depth - 1) for child in children)
 
 
+def whistling_python_perft(state: GameState, depth: int) -> int:
+    """Count leaf turn sequences by a Python recursion over Whistling's ``State``."""
+    if depth <= 1:
+        return state.legal_count() if depth == 1 else 1  # type: ignore[attr-defined]
+    return sum(whistling_python_perft(state.play(m), depth - 1)  # type: ignore[attr-defined]
+               for m in state.legal_moves())
+
+
 def load_game(name: str) -> Game:
     """Return the bench's view of ``name`` (imports its compiled modules)."""
     if name == "loa":
@@ -84,6 +97,13 @@ def load_game(name: str) -> Game:
         return Game("loa", LoaState, CompiledLoaAlphaBeta, python_perft,
                     lambda state, depth: state.perft(depth), "",
                     "boardzoo.envs.loa.rules, boardzoo.agents.alphabeta_loa")
+    if name == "whistling":
+        from boardzoo.agents.alphabeta_whistling import CompiledWhistlingAlphaBeta
+        from boardzoo.envs.whistling.rules import State as WhistlingState
+
+        return Game("whistling", WhistlingState, CompiledWhistlingAlphaBeta,
+                    whistling_python_perft, lambda state, depth: state.perft(depth), "",
+                    "boardzoo.envs.whistling.rules, boardzoo.agents.alphabeta_whistling")
     from boardzoo.agents.alphabeta_ultima import CompiledUltimaAlphaBeta
     from boardzoo.envs.ultima.rules import State as UltimaState
 
@@ -247,6 +267,30 @@ def leaf_search_times(states: list[GameState], depth: int) -> dict:
     return out
 
 
+_BEFORE = """
+import json, time
+from boardzoo.agents.alphabeta import AlphaBetaAgent
+from boardzoo.envs.{game}.rules import State
+state = State.start()
+agent = AlphaBetaAgent("{game}", depth={depth}, seed=0)
+t = time.perf_counter()
+move = agent.select_move(state)
+print(json.dumps([state.move_to_str(move), agent.last_value, agent.stats()["nodes"],
+                  time.perf_counter() - t]))
+"""
+
+
+def before_rate(checkout: str, game: str, depth: int) -> dict:
+    """Return the search of an older checkout (its ``.venv``) at ``depth`` from the start,
+    seed 0, timed once (its import and JIT load not counted)."""
+    python = os.path.join(checkout, ".venv", "bin", "python")
+    out = subprocess.run([python, "-c", _BEFORE.format(game=game, depth=depth)], check=True,
+                         capture_output=True, text=True, cwd=checkout).stdout
+    move, score, nodes, seconds = json.loads(out.split("\n")[-2])
+    return {"depth": depth, "best_move": move, "score": score, "nodes": nodes,
+            "nodes_per_s": round(nodes / seconds)}
+
+
 def report_alphabeta(a: dict, where: str) -> None:
     """Print one alpha-beta figure."""
     print(f"alphabeta:{a['depth']} {where} ({a['nodes']:,} nodes, best {a['best_move']}, "
@@ -279,9 +323,10 @@ def ultima_figures(game: Game, figures: dict, leaf_positions: int) -> bool:
 def main() -> None:
     """Measure and print every figure, the JSON object last."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--game", choices=["loa", "ultima"], default="loa",
+    parser.add_argument("--game", choices=["loa", "ultima", "whistling"], default="loa",
                         help="a game with a compiled kernel and search")
-    parser.add_argument("--perft-depth", type=int, default=3)
+    parser.add_argument("--perft-depth", type=int, default=None,
+                        help="perft from the start (Whistling 2, the others 3)")
     parser.add_argument("--ab-depths", default=None,
                         help="alpha-beta depths from the start, comma-separated (LOA 3,4; "
                              "Ultima 2,3)")
@@ -289,8 +334,13 @@ def main() -> None:
                         help="positions of random games on which both searches must agree")
     parser.add_argument("--leaf-positions", type=int, default=50,
                         help="Ultima: midgame positions valued by the leaf search")
+    parser.add_argument("--before", default=None,
+                        help="an older checkout with its own .venv: its search from the start "
+                             "at the deepest --ab-depths, timed once beside the others")
     args = parser.parse_args()
     ab_depths = args.ab_depths or ("3,4" if args.game == "loa" else "2,3")
+    depths = [int(d) for d in ab_depths.split(",")]
+    perft_depth = args.perft_depth or (2 if args.game == "whistling" else 3)
     game = load_game(args.game)
     compile_s, load_s = jit_seconds(game)
     print(f"JIT: {compile_s:.1f} s to compile once (empty cache), {load_s:.2f} s to load "
@@ -299,15 +349,24 @@ def main() -> None:
                      "machine": platform.machine(), "cpus": os.cpu_count(),
                      "load_average": [round(x, 2) for x in os.getloadavg()],
                      "jit_compile_s": round(compile_s, 2), "jit_cached_load_s": round(load_s, 2)}
-    figures["perft"] = perft_rates(game, args.perft_depth)
+    figures["perft"] = perft_rates(game, perft_depth)
     p = figures["perft"]
     print(f"perft {p['depth']} from the start ({p['leaves']:,} leaves): old "
           f"{p['old_leaves_per_s']:,} leaves/s, new {p['new_leaves_per_s']:,} ({p['speedup']}x)")
     figures["alphabeta"] = []
-    for depth in (int(d) for d in ab_depths.split(",")):
+    for depth in depths:
         a = alphabeta_rates(game, depth)
         figures["alphabeta"].append(a)
         report_alphabeta(a, "from the start")
+    if args.before:
+        b = before_rate(args.before, args.game, depths[-1])
+        a = figures["alphabeta"][-1]
+        b["agree"] = [b["best_move"], b["score"], b["nodes"]] == [
+            a["best_move"], a["score"], a["nodes"]]
+        b["new_speedup"] = round(a["new_nodes_per_s"] / b["nodes_per_s"], 1)
+        figures["before"] = b
+        print(f"alphabeta:{b['depth']} from the start in {args.before} ({b['nodes']:,} nodes, "
+              f"agree {b['agree']}): {b['nodes_per_s']:,} nodes/s; new {b['new_speedup']}x")
     # Ultima's reference takes seconds a position at depth 3: depth 2 on random positions
     agree_depth = 3 if args.game == "loa" else 2
     key = f"positions_agree_depth{agree_depth}"
@@ -319,6 +378,14 @@ def main() -> None:
              and figures[key] == f"{args.positions}/{args.positions}")
     if args.game == "ultima":
         agree = ultima_figures(game, figures, args.leaf_positions) and agree
+    if args.game == "whistling":
+        states = random_states(game, 4, seed=1)
+        figures["positions"] = [midgame_rates(game, states, depth) for depth in depths]
+        for m in figures["positions"]:
+            print(f"alphabeta:{m['depth']} on {m['positions']} positions of random games "
+                  f"({m['nodes']:,} nodes, agree {m['agree']}): old {m['old_nodes_per_s']:,} "
+                  f"nodes/s, new {m['new_nodes_per_s']:,} ({m['speedup']}x)")
+            agree = agree and m["agree"] == f"{m['positions']}/{m['positions']}"
     print(json.dumps(figures))
     if not agree:
         sys.exit("the compiled search disagrees with the Python search")

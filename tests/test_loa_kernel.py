@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from alphabeta_helpers import assert_same_search
 
 from boardzoo.agents.alphabeta import AlphaBetaAgent, from_spec
 from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
@@ -315,11 +316,8 @@ def search_positions() -> list[State]:
 @pytest.mark.parametrize("depth", [2, 3])
 def test_compiled_alphabeta_equals_the_reference(depth: int) -> None:
     for i, state in enumerate(search_positions()):
-        ref, fast = (cls(depth=depth, seed=i) for cls in (
-            lambda **kw: AlphaBetaAgent("loa", **kw), CompiledLoaAlphaBeta))
-        assert fast.select_move(state) == ref.select_move(state), state.to_text()
-        assert fast.last_value == ref.last_value
-        assert fast.stats()["nodes"] == ref.stats()["nodes"]
+        assert_same_search(AlphaBetaAgent("loa", depth=depth, seed=i),
+                           CompiledLoaAlphaBeta(depth=depth, seed=i), state)
 
 
 def test_compiled_alphabeta_plays_the_same_game() -> None:
@@ -358,8 +356,8 @@ def test_a_won_position_scores_a_win() -> None:
 
 def test_spec_builds_the_compiled_search_for_loa() -> None:
     assert isinstance(from_spec("3", "loa", 0), CompiledLoaAlphaBeta)
-    # Ultima has its own (tests/test_ultima_alphabeta.py); Whistling keeps the reference
-    assert type(from_spec("3", "whistling", 0)) is AlphaBetaAgent
+    # Ultima and Whistling have theirs (tests/test_ultima_alphabeta.py,
+    # tests/test_whistling_alphabeta.py)
 
 
 def test_time_limit_stops_the_compiled_search() -> None:
