@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 from numba.types import Tuple, float64, int64, uint64
 
+from boardzoo.envs.core.jit_bits import lowest_square
 from boardzoo.envs.whistling import kernel as K
 from boardzoo.envs.whistling.rules import State, Turn
 
@@ -94,7 +95,7 @@ def _turn_key(path: np.ndarray, caps: np.ndarray, n: int, ecell: np.ndarray,
     for i in range(n - 1):
         rest = caps[i]
         while rest != 0:
-            c = ecell[K.lowest_bit(rest)]
+            c = ecell[lowest_square(rest)]
             rest &= rest - _U1
             row[c >> 6] |= _U1 << np.uint64(c & 63)
     for i in range(n):
@@ -146,7 +147,7 @@ def _leaf(boards: np.ndarray, side: int, quiet: int, depth: int, ply: int,
         return False, 0.0
     value, status = K.evaluate(x, o, side, quiet)
     if status != K.OK:
-        _refuse(stats, 2, status)
+        _refuse(stats, np.int64(2), status)
     return True, value
 
 
@@ -164,7 +165,7 @@ def _local_order(ids: np.ndarray, n: int, tt_move: int, killers: np.ndarray,
     """Return the rows of the node's turns in the reference's order (order_moves on the
     rows, with the turns' history, killers and table move)."""
     scores = np.empty(n, np.int64)
-    local_tt, local_killers = NO_MOVE, np.full(2, NO_MOVE, np.int64)
+    local_tt, local_killers = np.int64(NO_MOVE), np.full(2, NO_MOVE, np.int64)
     for i in range(n):
         scores[i] = history[ids[i]]
         if ids[i] == tt_move:
@@ -200,7 +201,7 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
     own, enemy = K._mover(boards[ply, 0], boards[ply, 1], side)
     kind, path, caps, lens, ecell, n, status = K._turns(own, enemy, quiet)
     if status != K.OK:
-        _refuse(stats, 3, status)
+        _refuse(stats, np.int64(3), status)
         return 0.0, tt, turns, history
     ids = np.empty(n, np.int64)
     for i in range(n):
@@ -249,7 +250,7 @@ def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history:
     best_row, best_value = root_rows[0], -2 * WIN
     for i in root_rows:
         a, b, q = K._child(own, enemy, quiet, kind[i], path[i], caps[i], lens[i], ecell)
-        _set_child(boards, 1, side, a, b)
+        _set_child(boards, np.int64(1), side, a, b)
         child, tt, turns, history = _negamax(tt, stats, killers, history, turns, count,
                                              boards, keys, tkeys, deadline, 1 - side, q,
                                              depth - 1, -beta, -alpha, 1)
