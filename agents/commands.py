@@ -68,7 +68,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if args.max_plies < 1:  # 0 would make every game a draw before its first move
         raise ArenaError(f"--max-plies must be at least 1, got {args.max_plies}")
     validate(args.game, agents, args.games_per_pair)  # bad input creates no folder
-    openings.book(args.openings, args.game, args.seed)
+    opening_book = openings.book(args.openings, args.game, args.seed)
+    if opening_book.longest() >= args.max_plies:  # opening plies count: no agent would move
+        raise ArenaError(f"--max-plies {args.max_plies} leaves the agents no move after the "
+                         f"openings' {opening_book.longest()} plies (--openings "
+                         f"{opening_book.spec}); give a larger --max-plies or --openings none")
     check_backend(args.backend, args.address)
     sprt = SprtWatch(Sprt.parse(args.sprt), agents) if args.sprt is not None else None
     one_torch_thread()  # this command owns the process

@@ -86,6 +86,12 @@ class OpeningBook:
         self._seen.add(moves)
         return Opening(f"{self.spec}#{index}", moves)
 
+    def longest(self) -> int:
+        """Return the most moves an opening of this book plays before the agents move."""
+        if self._fixed is not None:
+            return max((len(o.moves) for o in self._fixed), default=0)
+        return self._plies
+
     def capacity(self) -> int | None:
         """Return how many distinct openings there are (None: as many as random draws find)."""
         if self._fixed is not None:

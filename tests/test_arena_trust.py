@@ -73,7 +73,7 @@ def test_rate_reads_upper_case_players_as_the_same_agent(tmp_path: Path) -> None
 
 def test_resume_refuses_a_game_listed_twice(tmp_path: Path, capsys) -> None:
     argv = ["tournament", "--game", "loa", "--agents", "random,greedy", "--games-per-pair",
-            "2", "--max-plies", "4", "--out", str(tmp_path), *QUICK]
+            "2", "--max-plies", "8", "--out", str(tmp_path), *QUICK]
     assert main(argv) == 0
     games = tmp_path / GAMES_FILE
     first = games.read_text().splitlines()[0]

@@ -169,7 +169,7 @@ def test_single_agent_env_refuses_bool_actions():
 def test_resume_with_deeply_nested_tournament_json_is_one_line(tmp_path, capsys):
     out = tmp_path / "t"
     argv = ["tournament", "--game", "loa", "--agents", "random,greedy", "--games-per-pair", "1",
-            "--max-plies", "4", "--out", str(out), "--no-progress", "--no-png", "--no-html"]
+            "--max-plies", "8", "--out", str(out), "--no-progress", "--no-png", "--no-html"]
     assert main(argv) == 0
     (out / "tournament.json").write_text("[" * 100_000 + "]" * 100_000 + "\n")
     capsys.readouterr()
@@ -234,6 +234,8 @@ def test_counter_fields_past_python_digit_limit_are_position_errors(game, capsys
      "--max-plies must be at least 1, got 0"),
     (["tournament", "--game", "loa", "--agents", "random,greedy", "--max-plies", "-1"],
      "--max-plies must be at least 1, got -1"),
+    (["tournament", "--game", "loa", "--agents", "random,greedy", "--max-plies", "4"],
+     "--max-plies 4 leaves the agents no move after the openings' 4 plies (--openings suite)"),
     (["tournament", "--game", "loa", "--agents", "random,greedy", "--prior", "nan"],
      "--prior: must be a finite number"),
     (["tournament", "--game", "loa", "--agents", "random,greedy", "--prior", "inf"],
@@ -241,7 +243,7 @@ def test_counter_fields_past_python_digit_limit_are_position_errors(game, capsys
     (["tournament", "--game", "loa", "--agents", "random,greedy", "--out", ""],
      "--out is empty"),
 ], ids=["c-nan", "c-inf", "t-1e308", "timeout-1e10", "movetime-1e10", "max-plies-0",
-        "max-plies-neg", "prior-nan", "prior-inf", "out-empty"])
+        "max-plies-neg", "max-plies-in-opening", "prior-nan", "prior-inf", "out-empty"])
 def test_absurd_agent_and_tournament_options_are_one_line_before_any_game(argv, message, capsys,
                                                                           tmp_path,
                                                                           monkeypatch):
