@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from alphabeta_helpers import assert_same_search
+from alphabeta_helpers import assert_same_search, game_log
 
 from boardzoo.agents.alphabeta import AlphaBetaAgent, from_spec
 from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
@@ -330,13 +330,7 @@ def test_compiled_alphabeta_plays_the_same_game() -> None:
         if isinstance(agents[0], CompiledLoaAlphaBeta):
             for agent in agents:
                 agent._tt = np.zeros((4, agent._tt.shape[1]), dtype=np.uint64)
-        state, log = State.start(), []
-        while not state.is_terminal() and state.ply < 80:
-            agent = agents[state.to_move]
-            move = agent.select_move(state)
-            log.append((move, agent.last_value, agent.stats()["nodes"]))
-            state = state.apply(move)
-        logs.append(log)
+        logs.append(game_log(agents, State.start(), 80))
     assert logs[0] == logs[1]
 
 

@@ -11,6 +11,7 @@ import random
 
 import numpy as np
 import pytest
+from alphabeta_helpers import game_log
 
 from boardzoo.agents import alphabeta_compiled, alphabeta_ultima
 from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent, from_spec
@@ -134,13 +135,7 @@ def test_compiled_alphabeta_plays_the_same_game() -> None:
         for agent in agents:
             if isinstance(agent, CompiledUltimaAlphaBeta):
                 agent._tt = np.zeros((4, agent._tt.shape[1]), dtype=np.uint64)
-        state, log = State.start(), []
-        while not state.is_terminal() and state.ply < 40:
-            agent = agents[state.to_move]
-            move = agent.select_move(state)
-            log.append((move, agent.last_value, agent.stats()["nodes"]))
-            state = state.apply(move)
-        logs.append(log)
+        logs.append(game_log(agents, State.start(), 40))
     assert logs[0] == logs[1]
 
 

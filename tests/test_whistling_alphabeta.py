@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 import pytest
-from alphabeta_helpers import assert_same_search
+from alphabeta_helpers import assert_same_search, game_log
 from whistling_facts import played_positions, sparse_state
 
 from boardzoo.agents import alphabeta_compiled, alphabeta_whistling
@@ -70,13 +70,7 @@ def test_compiled_alphabeta_plays_the_same_game() -> None:
                 agent._turns = np.zeros((4, agent._turns.shape[1]), dtype=np.uint64)
                 # plain moves and crushes have fixed numbers below 2 * PAIRS
                 agent._scores = np.zeros(2 * PAIRS + 1, dtype=np.int64)
-        state, log = State.start(), []
-        while not state.is_terminal() and state.ply < 30:
-            agent = agents[state.to_move]
-            move = agent.select_move(state)
-            log.append((move, agent.last_value, agent.stats()["nodes"]))
-            state = state.apply(move)
-        logs.append(log)
+        logs.append(game_log(agents, State.start(), 30))
     assert logs[0] == logs[1]
 
 
