@@ -24,8 +24,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit, objmode
+from numba import objmode
 
+from ..envs.core.jit import njit
 from ..envs.core.jit_bits import bits_float, float_bits
 from .alphabeta import EXACT, LOWER, MAX_DEPTH, UPPER, WIN, AlphaBetaAgent, _Timeout
 

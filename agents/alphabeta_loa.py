@@ -22,12 +22,12 @@ What it reproduces of the reference, and how:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.types import Tuple, float64, int64, uint64
 
 from boardzoo.envs.loa import kernel as K
 from boardzoo.envs.loa.rules import State
 
+from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
 from .alphabeta_compiled import (
     ABORTED,

@@ -28,13 +28,13 @@ What it reproduces of the reference, and how:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.types import Tuple, float64, int64, uint64
 
 from boardzoo.envs.core.jit_bits import lowest_square
 from boardzoo.envs.whistling import kernel as K
 from boardzoo.envs.whistling.rules import State, Turn
 
+from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
 from .alphabeta_compiled import (
     ABORTED,

@@ -31,10 +31,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 from ..core.bits import mask_of
 from ..core.board8 import RAYS
+from ..core.jit import njit
 from ..core.jit_bits import lowest_square, popcount
 
 if TYPE_CHECKING:

@@ -27,10 +27,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 from ..core.bits import mask_of
 from ..core.board8 import NEIGHBOURS, OPPOSITE, RAYS
+from ..core.jit import njit
 from ..core.jit_bits import lowest_square
 from .board import (
     BLACK,

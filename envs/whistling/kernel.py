@@ -41,9 +41,9 @@ the facts the Python rules engine recorded before this kernel replaced it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..core.game import PositionError
+from ..core.jit import njit
 from ..core.jit_bits import lowest_square, popcount
 from .hexgrid import CELLS, NUM_CELLS, RAYS, ZONES, cells_of
 from .hexgrid import PROJ as _PROJ
