@@ -59,3 +59,25 @@ def assert_recorded_facts(played: list, placed: list, fact_hash, recorded: list[
     assert not bad, f"{len(bad)} of {len(got)} positions differ, first at sample index {bad[0]}"
     if len(hashes) == 100_000:
         assert hashlib.sha256("\n".join(hashes).encode()).hexdigest() == digest
+
+
+def defined_priors(name: str, states: list) -> tuple:
+    """The priors a network with priors takes, straight from the game's descriptor (the
+    definitions, not the code that serves them): evaluation / scale of each action state for its
+    player to act (0 when finished) and the action prior as a dense row, both float32."""
+    import numpy as np
+
+    from boardzoo.envs.core.registry import get_spec
+
+    spec, game = get_spec(name), action_game(name)
+    value = np.zeros(len(states), dtype=np.float32)
+    dense = np.zeros((len(states), game.num_actions), dtype=np.float32)
+    for i, s in enumerate(states):
+        g = game.game_state(s)
+        if not g.is_terminal():
+            v = spec.evaluate(g) / spec.eval_scale
+            value[i] = v if g.to_move == game.to_move(s) else -v
+        if spec.action_prior is not None:
+            scored, scores = spec.action_prior(s)
+            dense[i, scored] = scores
+    return value, dense

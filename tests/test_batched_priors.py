@@ -16,8 +16,9 @@ from boardzoo.training.batched_selfplay import play_games_batched
 from boardzoo.training.config import ConfigError, load_config
 from boardzoo.training.knowledge import Knowledge
 from boardzoo.training.network import build_net
-from boardzoo.training.prior import dense_action_prior, static_prior
 from boardzoo.training.selfplay import NetEvaluator, play_games
+
+from conftest import defined_priors
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +47,7 @@ def test_batched_priors_equal_the_reference_priors(name):
     game, engine = action_game(name), batched_game(name)
     knowledge = Knowledge(name, value_prior, policy_prior)
     value, prior = knowledge.batched(engine, engine.from_states(states))
-    want = static_prior(name, game, states)
+    want, dense = defined_priors(name, states)
     terminal = np.array([game.is_terminal(s) for s in states])
     assert terminal.sum() >= 2 and (want != 0).sum() > len(states) // 2
     assert value.dtype == torch.float32 and value.shape == (len(states),)
@@ -55,7 +56,6 @@ def test_batched_priors_equal_the_reference_priors(name):
     ref_value, ref_prior = knowledge.reference(states)
     assert np.array_equal(ref_value, want)
     if policy_prior:
-        dense = dense_action_prior(name, states, game.num_actions)
         assert (dense > 0).sum() > 100  # many positions with captures
         assert torch.equal(prior, torch.from_numpy(dense))
         assert np.array_equal(ref_prior, dense)
@@ -70,8 +70,7 @@ def test_whistling_priors_mid_chain_score_the_turn_start():
     assert len(states) >= 10
     engine = batched_game("whistling")
     value, _ = Knowledge("whistling", True).batched(engine, engine.from_states(states))
-    assert np.allclose(value.numpy(), static_prior("whistling", action_game("whistling"),
-                                                   states), atol=1e-6, rtol=0)
+    assert np.allclose(value.numpy(), defined_priors("whistling", states)[0], atol=1e-6, rtol=0)
 
 
 def test_reference_root_priors_are_remembered_not_recomputed(monkeypatch):

@@ -14,8 +14,8 @@ from boardzoo.agents.evaluation import get_evaluator, get_scale
 from boardzoo.envs.core.registry import action_game, get_spec
 from boardzoo.training.buffer import ReplayBuffer
 from boardzoo.training.config import ConfigError, load_config
+from boardzoo.training.knowledge import Knowledge
 from boardzoo.training.network import MaskedConv2d, build_net, masked_softmax
-from boardzoo.training.prior import static_prior
 from boardzoo.training.selfplay import NetEvaluator
 
 from conftest import random_action_states
@@ -243,7 +243,8 @@ def test_static_prior_sign_follows_the_player_to_act():
     game = action_game("whistling")
     for s in random_action_states("whistling", 8, seed=10, max_plies=40):
         g = game.game_state(s)
-        assert static_prior("whistling", game, [s])[0] == pytest.approx(
+        value, _ = Knowledge("whistling", value_prior=True).reference([s])
+        assert value[0] == pytest.approx(
             get_evaluator("whistling")(g) / get_scale("whistling"))
         assert g.to_move == game.to_move(s)
 

@@ -14,11 +14,11 @@ from boardzoo.envs.core.registry import action_game, get_spec
 from boardzoo.envs.ultima.evaluation import capture_values
 from boardzoo.training.buffer import ReplayBuffer
 from boardzoo.training.config import ConfigError, load_config
+from boardzoo.training.knowledge import Knowledge
 from boardzoo.training.network import build_net
-from boardzoo.training.prior import action_prior, dense_action_prior
 from boardzoo.training.selfplay import GameRecord, NetEvaluator
 
-from conftest import random_action_states
+from conftest import defined_priors, random_action_states
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = str(REPO / "configs" / "tiny.yaml")
@@ -52,8 +52,8 @@ def test_action_prior_lines_up_with_the_legal_actions():
     game = action_game("ultima")
     for s in random_action_states("ultima", 6, seed=3, max_plies=60):
         actions = np.asarray(game.legal_actions(s))
-        aligned = action_prior("ultima", s, actions)
-        dense = dense_action_prior("ultima", [s], game.num_actions)[0]
+        _, aligned = Knowledge("ultima", policy_prior=1.0).root(s, actions)
+        dense = defined_priors("ultima", [s])[1][0]
         assert np.array_equal(dense[actions], aligned)
         assert dense.sum() == aligned.sum()  # nothing outside the legal actions
         moves, values = capture_values(game.game_state(s))
@@ -132,8 +132,7 @@ def _ultima_batch(n: int, seed: int) -> dict[str, torch.Tensor]:
     obs = np.stack([game.observation(s, game.to_move(s)) for s in states])
     return {"obs": torch.from_numpy(obs), "mask": torch.from_numpy(mask),
             "policy": torch.from_numpy(policy), "value": torch.zeros(n),
-            "action_prior": torch.from_numpy(dense_action_prior("ultima", states,
-                                                                game.num_actions))}
+            "action_prior": torch.from_numpy(defined_priors("ultima", states)[1])}
 
 
 def test_prior_kl_is_the_divergence_from_the_capture_policy():

@@ -53,8 +53,8 @@ from boardzoo.envs.core.registry import action_game, get_spec
 from .buffer import ReplayBuffer
 from .checkpoint import CheckpointError, load_initial_weights, model_file, save_atomic
 from .config import Config, ConfigError, load_config
+from .knowledge import Knowledge
 from .network import build_net
-from .prior import action_prior, static_prior
 from .selfplay import NetEvaluator, adjudicate, selfplay_seed
 from .trainer import compute_loss
 
@@ -132,6 +132,8 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
     scale = get_spec(cfg.game).eval_scale
     searcher = alphabeta_searcher(cfg.game, depth=search_depth, seed=seed)  # compiled: LOA, Ultima
     own = NetEvaluator(policy_net, game) if policy_net is not None else None
+    # the value prior always: without the network's value prior it is the value target
+    knowledge = Knowledge(cfg.game, value_prior=True, policy_prior=cfg.model.policy_prior)
     data = TeacherData()
     while len(data) < positions:
         rng = np.random.default_rng(selfplay_seed(seed, 0, data.games))
@@ -146,7 +148,7 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
             policy = teacher_policy(scores, temperature)
             if keep >= 1 or rng.random() < keep:
                 player = game.to_move(state)
-                prior = float(static_prior(cfg.game, game, [state])[0])
+                prior, action_prior = knowledge.root(state, actions)
                 data.states.append(state)
                 data.obs.append(game.observation(state, player))
                 data.actions.append(actions.astype(np.int32))
@@ -165,7 +167,7 @@ def teacher_positions(cfg: Config, positions: int, seed: int = 0, temperature: f
                     data.values.append(math.tanh(prior))
                 data.priors.append(prior)
                 if cfg.model.policy_prior:
-                    data.action_priors.append(action_prior(cfg.game, state, actions))
+                    data.action_priors.append(action_prior)
                 players.append(player)
             if move < opening or rng.random() < epsilon:
                 i = int(rng.integers(len(actions)))

@@ -3,9 +3,14 @@
 A network with ``model.value_prior`` takes the game's static evaluation of each position
 (the descriptor's ``evaluate`` / ``eval_scale``, from the view of the player to act; 0 for
 a finished game) and one with ``model.policy_prior`` the game's action prior (the
-descriptor's ``action_prior`` as a dense ``(B, num_actions)`` row per position; see
-:mod:`.prior` for the definitions). :class:`Knowledge` computes both, for the positions a
-search evaluates:
+descriptor's ``action_prior`` as a dense ``(B, num_actions)`` row per position).
+
+A ``value_prior`` network outputs ``tanh(prior + residual)``: ``prior`` is the evaluation /
+scale, the same squashing MCTS playout cut-offs and self-play adjudication use, computed from
+action states (for Whistling the position before the turn in progress, whose side to move is the
+player acting). A ``policy_prior`` network adds ``policy_prior`` x the action prior (e.g. the
+material an Ultima capture takes) to its policy logits. :class:`Knowledge` computes both, for
+the positions a search evaluates and for distillation's positions:
 
 * :meth:`Knowledge.reference` on action states (the reference engine), one position at a
   time in Python; it remembers the latest positions' results so that a self-play record

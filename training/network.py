@@ -37,7 +37,7 @@ Options (all off by default, so default configs build the same network):
   :meth:`PolicyValueNet.forward`; the pre-activation is clipped to +-8 so the
   value stays strictly inside (-1, 1);
 * ``model.policy_prior``: logits = head output + ``policy_prior`` x the game's action
-  prior (:func:`.prior.dense_action_prior`), passed to :meth:`PolicyValueNet.forward`;
+  prior (:meth:`.knowledge.Knowledge.reference`), passed to :meth:`PolicyValueNet.forward`;
 * a network with a prior starts with its value head's last layer and its policy
   head's output at zero, so that it starts as exactly its priors.
 """
@@ -349,9 +349,9 @@ class PolicyValueNet(nn.Module):
         """Map a batch ``(B, H, W, C)`` of observations to (logits ``(B, A)``, value ``(B,)``).
 
         The logits are raw: mask them with :func:`masked_log_softmax` before use. ``prior``
-        ``(B,)`` (static evaluation / scale, :func:`boardzoo.training.prior.static_prior`) is
+        ``(B,)`` (static evaluation / scale, :class:`boardzoo.training.knowledge.Knowledge`) is
         required by a ``value_prior`` network and ignored by others; ``action_prior``
-        ``(B, A)`` (:func:`boardzoo.training.prior.dense_action_prior`) likewise by a
+        ``(B, A)`` (:class:`boardzoo.training.knowledge.Knowledge`) likewise by a
         ``policy_prior`` network.
         """
         x, mask = self._trunk(obs)
@@ -379,7 +379,7 @@ class PolicyValueNet(nn.Module):
         """Return the action prior a ``policy_prior`` network was given, or refuse."""
         if action_prior is None:
             raise ValueError("this network has model.policy_prior: pass the action prior "
-                             "(boardzoo.training.prior.dense_action_prior) to forward")
+                             "(boardzoo.training.knowledge.Knowledge) to forward")
         return action_prior
 
     def _trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -410,7 +410,7 @@ class PolicyValueNet(nn.Module):
             return torch.tanh(self.value_fc(v.flatten(1))).squeeze(1)
         if prior is None:
             raise ValueError("this network has a value prior (model.value): pass the static "
-                             "evaluation prior (boardzoo.training.prior.static_prior) to forward")
+                             "evaluation prior (boardzoo.training.knowledge.Knowledge) to forward")
         z = self.value_fc(v.flatten(1)).squeeze(1) + prior.to(v.dtype)
         return torch.tanh(z.clamp(-PRIOR_CLIP, PRIOR_CLIP))
 
