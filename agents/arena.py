@@ -32,6 +32,7 @@ try:
 except ImportError:  # Windows: no folder lock
     fcntl = None  # type: ignore[assignment]
 
+from boardzoo.envs.core.files import append_line, write_atomic
 from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import state_class
 from boardzoo.envs.core.threads import one_torch_thread
@@ -285,42 +286,13 @@ def _line(record: dict) -> str:
     return json.dumps(record, separators=(",", ":")) + "\n"
 
 
-@contextmanager
-def _naming(path: Path) -> Iterator[None]:
-    """Give an OSError raised while writing ``path`` its file name (a failed ``write`` has
-    none, and the CLI would take it for a failure of its own output)."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.filename:
-            raise
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
-
-
 def append_game(path: Path, record: dict) -> None:
     """Append one record as one line and force it to disk (why: a crash must not lose it)."""
-    with _naming(path), open(path, "a", encoding="utf-8") as f:
-        f.write(_line(record))
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (a temp file, forced to disk, renamed); on a
-    failure the temp file is removed and the old file stays."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with _naming(path), open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    append_line(path, _line(record))
 
 
 def write_games(path: Path, records: list[dict]) -> None:
-    """Replace the file with ``records`` atomically (see :func:`write_atomic`)."""
+    """Replace the file with ``records`` atomically."""
     write_atomic(path, "".join(_line(r) for r in records))
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import printable
 
 from .base import canonical_spec
@@ -279,7 +280,7 @@ def heatmap(report: dict, path: Path) -> None:
     ax.set_title(f"{report['game']}: score of row vs column")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=100))
     plt.close(fig)
 
 
@@ -287,8 +288,8 @@ def write(report: dict, out: Path, png: bool = True) -> list[Path]:
     """Write report.md, report.json and (if ``png``) matrix.png into ``out``; return the paths."""
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.md", out / "report.json"]
-    paths[0].write_text(printable(markdown(report)), encoding="utf-8")
-    paths[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
+    write_atomic(paths[0], printable(markdown(report)))
+    write_atomic(paths[1], json.dumps(report, indent=2, allow_nan=False) + "\n")
     if png:
         try:
             heatmap(report, out / "matrix.png")

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from boardzoo.envs.core.board_view import BoardView, hex_colour
+from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import BoardzooError, printable
 
 from .replay import Replay, replay
@@ -189,5 +190,5 @@ def write_html(records: Sequence[dict], report: dict | None, path: str | Path,
     """Write the self-contained HTML page of ``records`` to ``path``; return the path."""
     path = Path(path)
     # printable: a title or name holding the bytes of a non-UTF-8 file name cannot be encoded
-    path.write_text(printable(render_page(records, report, title)), encoding="utf-8")
+    write_atomic(path, printable(render_page(records, report, title)))
     return path

@@ -21,13 +21,13 @@ or the new file, never half of one.
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torch
 
+from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import BoardzooError
 
 from .config import ConfigError, from_saved, model_differences
@@ -49,20 +49,16 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> None:
     context is the OSError)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f:
+
+    def save(f: BinaryIO) -> None:
+        try:
             torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except (OSError, RuntimeError) as exc:
-        cause = exc if isinstance(exc, OSError) else exc.__context__
-        if not isinstance(cause, OSError):
-            raise
-        raise OSError(cause.errno, cause.strerror or str(cause), str(path)) from None
-    finally:
-        tmp.unlink(missing_ok=True)
+        except RuntimeError as exc:  # torch's report of a failed write: raise its OSError
+            if not isinstance(exc.__context__, OSError):
+                raise
+            raise exc.__context__ from None
+
+    write_atomic(path, save)
 
 
 def load(path: str | Path, kinds: tuple[str, ...] = (FORMAT, MODEL_FORMAT)) -> dict[str, Any]:

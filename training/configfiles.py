@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from boardzoo.envs.core.files import naming, write_atomic
+
 from .config import ConfigError
 
 #: The package whose ``<name>.yaml`` files are the shipped configs (the folder configs/).
@@ -72,16 +74,9 @@ def copy_config(name: str, dest: str | None, force: bool = False) -> Path:
         raise ConfigError(f"{str(target)!r} already exists; use --force to overwrite it")
     if target.exists() and not target.is_file():
         raise ConfigError(f"cannot copy to {str(target)!r}: not a regular file")
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(source.read_text(encoding="utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror, str(target)) from None
+    text = source.read_text(encoding="utf-8")
+    with naming(target):
+        write_atomic(target, text)
     return target
 
 

@@ -6,6 +6,8 @@ import csv
 import math
 from pathlib import Path
 
+from boardzoo.envs.core.files import write_atomic
+
 from .config import ConfigError
 
 #: Written in the evaluation panel of a run that has not been evaluated yet.
@@ -97,6 +99,8 @@ def plot_run(run: str | Path, output: str | Path | None = None) -> Path:
             a.grid(alpha=0.3)
     fig.suptitle(f"boardzoo training run {run.name}")
     fig.tight_layout()
-    fig.savefig(out, dpi=90)
+    # the format from the name, as savefig would take it from a path (png without a suffix)
+    kind = out.suffix.lstrip(".").lower() or "png"
+    write_atomic(out, lambda f: fig.savefig(f, format=kind, dpi=90))
     plt.close(fig)
     return out

@@ -9,11 +9,13 @@ folder and the logs beside them, including their repair when a run resumes after
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 from typing import Any
 
 from boardzoo.agents.arena import append_game, read_games, write_games
+from boardzoo.envs.core.files import write_atomic
 
 from .config import Config, ConfigError, dump_config
 
@@ -47,13 +49,12 @@ class RunDir:
         self.out.mkdir(parents=True, exist_ok=True)
         self.write_config(cfg, f"from {config_source}" if config_source else "")
         for name, fields in (("metrics.csv", METRICS_FIELDS), ("eval.csv", EVAL_FIELDS)):
-            with open(self.out / name, "w", newline="") as f:
-                csv.writer(f).writerow(fields)
+            write_atomic(self.out / name, _csv_text([fields]))
 
     def write_config(self, cfg: Config, comment: str = "") -> None:
         """Write the config the run uses (a later plain --resume reads it)."""
-        (self.out / "config.yaml").write_text(
-            (f"# {comment}\n" if comment else "") + dump_config(cfg))
+        write_atomic(self.out / "config.yaml",
+                     (f"# {comment}\n" if comment else "") + dump_config(cfg))
 
     def forget_after(self, iteration: int) -> None:
         """Drop log rows of iterations after ``iteration`` (a kill between log and save)."""
@@ -63,8 +64,7 @@ class RunDir:
                 with open(path, newline="") as f:
                     rows = list(csv.reader(f))
                 keep = rows[:1] + [r for r in rows[1:] if r and int(r[0]) <= iteration]
-                with open(path, "w", newline="") as f:
-                    csv.writer(f).writerows(keep)
+                write_atomic(path, _csv_text(keep))
 
     def append(self, name: str, fields: list[str], row: dict[str, Any]) -> None:
         """Append one row to a CSV log (floats with 6 significant digits)."""
@@ -126,3 +126,10 @@ class TensorBoardLog:
         """Close the event files."""
         if self.writer is not None:
             self.writer.close()
+
+
+def _csv_text(rows: list[list[str]]) -> str:
+    """Return ``rows`` as CSV text, as ``csv.writer`` writes a file opened with newline=""."""
+    buf = io.StringIO(newline="")
+    csv.writer(buf).writerows(rows)
+    return buf.getvalue()
