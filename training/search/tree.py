@@ -103,6 +103,8 @@ class Search:
         self.simulations = cfg.simulations if simulations is None else simulations
         self.done = 0  # simulations finished
         self._pending: list[tuple[Node, int]] | None = None
+        #: Paths of the leaves :meth:`select_leaves` handed out, by leaf id, holding virtual loss.
+        self._batched: dict[int, list[tuple[Node, int]]] = {}
         #: The root rule (``cfg.root``): how nodes pick, the target, the move played.
         self.rule: RootRule = root_rule(cfg.root)(cfg, self.simulations, add_noise,
                                                   NumpyRandomness(rng))
@@ -163,13 +165,44 @@ class Search:
         self._pending = path
         return node
 
+    def select_leaves(self, size: int) -> list[Node]:
+        """Walk to up to ``size`` distinct leaves for one network batch (PUCT roots only).
+
+        Each walk leaves a virtual loss on its path (a visit valued as a loss for the player
+        at each node), so the next walk turns elsewhere; :meth:`expand` takes it back before
+        backing up the leaf's value. Terminal ends are backed up at once. Gathering stops at
+        the budget, or when a walk reaches a leaf already in the batch."""
+        leaves: list[Node] = []
+        while len(leaves) < size and self.done + len(leaves) < self.simulations:
+            leaf = self.select()
+            if leaf is None:
+                continue
+            path, self._pending = self._pending or [], None
+            if id(leaf) in self._batched:
+                break
+            self._virtual_loss(path, 1)
+            self._batched[id(leaf)] = path
+            leaves.append(leaf)
+        return leaves
+
+    def _virtual_loss(self, path: list[tuple[Node, int]], sign: int) -> None:
+        for node, i in path:
+            node.N[i] += sign
+            node.W[i] -= sign
+            node.visits += sign
+
     def expand(self, leaf: Node, logits: np.ndarray, value: float,
                actions: np.ndarray | None = None) -> None:
         """Give ``leaf`` its priors (full logits vector, or with ``actions``, the leaf's legal
         actions, the logits of those alone) and value (for its player); back up."""
         if not leaf.expanded:
             self._expand_node(leaf, logits, value, actions)
-        path, self._pending = self._pending or [], None
+        batched = self._batched.pop(id(leaf), None)
+        if batched is not None:
+            self._virtual_loss(batched, -1)
+            path = batched
+        else:
+            path, self._pending = self._pending or [], None
         if leaf is self.root and not path:
             self.prepare_root()
         v0 = value if leaf.player == 0 else -value
@@ -247,13 +280,15 @@ def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Ge
                simulations: int, add_noise: bool = False, deadline: float | None = None,
                skip_forced: bool = False,
                winning_action: Callable[[Any], int | None] | None = None,
-               stop_early: bool = False) -> Search:
+               stop_early: bool = False, leaf_batch: int = 1) -> Search:
     """Run one search with ``net_eval(list of states) -> (logits (B, A), values (B,))``; stop
     early, after at least one simulation, once time.perf_counter() passes ``deadline``;
     ``skip_forced``: play forced actions below the root through; ``winning_action``: value
     positions below the root whose player can win at once as won (``play.win_in_one``);
     ``stop_early``: stop once the simulations left (:func:`simulations_left`) cannot change
-    the move played (the root rule's ``settled``; ``play.stop_early``)."""
+    the move played (the root rule's ``settled``; ``play.stop_early``); ``leaf_batch`` > 1:
+    evaluate up to that many leaves in one network call, spread by virtual loss (a PUCT
+    root; not the same search as one leaf at a time)."""
     started = time.perf_counter()
     search = Search(game, cfg, rng, state_or_node, add_noise=add_noise, simulations=simulations,
                     skip_forced=skip_forced, winning_action=winning_action)
@@ -267,6 +302,11 @@ def run_search(game, net_eval, state_or_node, cfg: MCTSConfig, rng: np.random.Ge
                                     None if deadline is None else deadline - now)
             if search.settled(left):
                 break
+        if leaf_batch > 1:
+            leaves = search.select_leaves(leaf_batch)
+            if leaves:
+                evaluate_leaves(net_eval, game, [(search, leaf) for leaf in leaves])
+            continue
         leaf = search.select()
         if leaf is not None:
             evaluate_leaves(net_eval, game, [(search, leaf)])
