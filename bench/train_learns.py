@@ -183,7 +183,8 @@ def play_matches(game: str, checkpoint: str,
         f",forced={args.forced}" if args.forced else "") + (
         f",win1={args.win1}" if args.win1 else "") + (
         f",leaf={args.leaf}" if args.leaf else "") + (
-        f",stop={args.stop}" if args.stop else "")
+        f",stop={args.stop}" if args.stop else "") + (
+        f",batch={args.batch}" if args.batch > 1 else "")
     searched = f"checkpoint:{checkpoint}{opts}"
     raw = f"checkpoint:{checkpoint},sims=0"
     matches = [(f"raw_vs_{o}", raw, o) for o in args.raw_vs] + [
@@ -255,6 +256,8 @@ def main() -> int:
     ap.add_argument("--stop", choices=["on", "off"],
                     help="stop a search once its remaining simulations cannot change its move "
                          "(default: the network's play.stop_early)")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="leaves per network call of the searching network (batch=N; PUCT root)")
     ap.add_argument("--movetime", type=float, default=None,
                     help="per-move limit in seconds of both sides of every match (equal time: "
                          "give the network a large --sims); default none")
