@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-from boardzoo.envs.core.game import BoardzooError, printable
+from boardzoo.envs.core.game import printable
 from boardzoo.envs.core.threads import one_torch_thread
 
 from . import movetime, openings, report, viewer_commands
@@ -257,19 +256,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_rating_options(p)
     p.set_defaults(func=cmd_rate)
     viewer_commands.register(subparsers, _add_rating_options)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run these subcommands alone (``python -m boardzoo.agents.commands tournament ...``)."""
-    parser = argparse.ArgumentParser(prog="boardzoo")
-    register(parser.add_subparsers(dest="command", required=True))
-    try:
-        args = parser.parse_args(argv)
-        return args.func(args) or 0
-    except BoardzooError as exc:
-        print(f"boardzoo: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

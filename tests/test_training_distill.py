@@ -16,10 +16,10 @@ from boardzoo.training.agent import load_net
 from boardzoo.training.checkpoint import CheckpointError
 from boardzoo.training.config import load_config
 from boardzoo.training.distill import (
+    VALUE_TARGETS,
     WIN_SCORE,
     action_scores,
     distill,
-    main,
     save_model,
     teacher_positions,
 )
@@ -181,9 +181,14 @@ def test_init_from_a_model_of_another_config_or_game_is_an_error(tmp_path):
                 init_from=tmp_path / "none.pt")
 
 
-def test_distill_entry_point_writes_a_playable_model(tmp_path, capsys):
+def test_distill_command_writes_a_playable_model(tmp_path, capsys):
+    from boardzoo.cli import build_parser, main
+
     out = tmp_path / "w.pt"
-    args = ["--config", str(REPO / "configs" / "whistling.yaml"), "--positions", "3",
+    value = next(a for a in build_parser()._subparsers._group_actions[0].choices["distill"]
+                 ._actions if a.dest == "value")
+    assert tuple(value.choices) == VALUE_TARGETS  # the CLI offers what distillation takes
+    args = ["distill", "--config", str(REPO / "configs" / "whistling.yaml"), "--positions", "3",
             "--steps", "1", "--out", str(out), "--set", "model.channels=4",
             "--set", "model.blocks=1", "--set", "model.internal_grid=true",
             "--set", "model.policy_head=bilinear", "--set", "train.batch_size=2"]
@@ -244,6 +249,7 @@ def test_start_net_lets_model_value_change_and_nothing_else(tmp_path):
     with pytest.raises(CheckpointError, match="another model"):
         start_net(load_config(TINY, [*ULTIMA, "model.policy_prior=2", "model.bilinear_dim=8"]),
                   path)
-    with pytest.raises(SystemExit) as exc:
-        main(["--config", TINY, "--keep-policy", "--out", str(tmp_path / "x.pt")])
-    assert exc.value.code == 2
+    from boardzoo.cli import main
+
+    assert main(["distill", "--config", TINY, "--keep-policy", "--out",
+                 str(tmp_path / "x.pt")]) == 2

@@ -141,10 +141,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar or per-iteration lines")
     p.add_argument("--init-from", metavar="MODEL",
                    help="start a new run from this model file's weights (a run's best.pt, "
-                        "boardzoo.training.distill's output); its model config must match")
+                        "boardzoo distill's output); its model config must match")
     p.set_defaults(func=cmd_train)
 
     configfiles.register(subparsers)
+    _register_distill(subparsers)
 
     p = subparsers.add_parser("plot", help="draw a training run's learning curves to PNG")
     p.add_argument("run", metavar="RUN", help="run folder (e.g. runs/loa)")
@@ -159,3 +160,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a play-time setting: " + ", ".join(EXPORT_KEYS) + " (repeatable)")
     p.add_argument("--note", help="text kept in the file (default: the source's note)")
     p.set_defaults(func=cmd_export)
+
+
+def _register_distill(subparsers: argparse._SubParsersAction) -> None:
+    ap = subparsers.add_parser("distill", help="teach a fresh network the static evaluation's "
+                                               "play before self-play (a warm start)")
+    ap.add_argument("--config", required=True, help="training config (YAML)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override, repeatable")
+    ap.add_argument("--positions", type=int, default=2000, help="teacher positions")
+    ap.add_argument("--steps", type=int, default=400, help="gradient steps")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--temperature", type=float, default=0.25,
+                    help="teacher softmax temperature, evaluation units (0: argmax)")
+    ap.add_argument("--epsilon", type=float, default=0.1, help="random move probability")
+    ap.add_argument("--opening", type=int, default=4, help="random actions at each start")
+    ap.add_argument("--keep", type=float, default=1.0,
+                    help="probability of keeping each position (below 1: more games)")
+    ap.add_argument("--value", choices=("eval", "search", "outcome"), default="eval",
+                    help="value target: tanh(evaluation / scale), tanh(alpha-beta value / "
+                    "scale) of a --depth search, or the game's result")
+    ap.add_argument("--depth", type=int, default=1,
+                    help="search depth in turns of --value search (default 1)")
+    ap.add_argument("--init-from", metavar="MODEL",
+                    help="start from this model file's weights (its model may differ from "
+                    "the config's in model.value only)")
+    ap.add_argument("--keep-policy", action="store_true",
+                    help="policy targets = the starting network's own policy (with "
+                    "--init-from: only the value is taught)")
+    ap.add_argument("--out", required=True, help="model file to write")
+    ap.set_defaults(func=cmd_distill)
+
+
+def cmd_distill(args: argparse.Namespace) -> int:
+    """Run ``boardzoo distill`` (torch and the teacher load only here)."""
+    from .distill import cmd_distill as run
+
+    return run(args)

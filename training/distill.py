@@ -2,7 +2,7 @@
 
 ::
 
-    python -m boardzoo.training.distill --config configs/ultima.yaml --positions 2000 \
+    boardzoo distill --config configs/ultima.yaml --positions 2000 \
         --out runs/ultima_distill.pt
     boardzoo train --config configs/ultima.yaml --init-from runs/ultima_distill.pt
 
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ from boardzoo.agents.evaluation import as_value, get_evaluator
 from boardzoo.envs.core.registry import action_game, get_spec
 
 from .buffer import ReplayBuffer
-from .checkpoint import CheckpointError, load_initial_weights, model_file, save_atomic
+from .checkpoint import load_initial_weights, model_file, save_atomic
 from .config import Config, ConfigError, load_config
 from .knowledge import Knowledge
 from .network import build_net
@@ -239,45 +238,15 @@ def save_model(cfg: Config, net: torch.nn.Module, path: str | Path, note: str = 
                            net.state_dict(), note), path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the distillation from the command line; return the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m boardzoo.training.distill",
-                                 description="Distil the static evaluation into a network.")
-    ap.add_argument("--config", required=True, help="training config (YAML)")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="config override, repeatable")
-    ap.add_argument("--positions", type=int, default=2000, help="teacher positions")
-    ap.add_argument("--steps", type=int, default=400, help="gradient steps")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--temperature", type=float, default=0.25,
-                    help="teacher softmax temperature, evaluation units (0: argmax)")
-    ap.add_argument("--epsilon", type=float, default=0.1, help="random move probability")
-    ap.add_argument("--opening", type=int, default=4, help="random actions at each start")
-    ap.add_argument("--keep", type=float, default=1.0,
-                    help="probability of keeping each position (below 1: more games)")
-    ap.add_argument("--value", choices=VALUE_TARGETS, default="eval",
-                    help="value target: tanh(evaluation / scale), tanh(alpha-beta value / "
-                    "scale) of a --depth search, or the game's result")
-    ap.add_argument("--depth", type=int, default=1,
-                    help="search depth in turns of --value search (default 1)")
-    ap.add_argument("--init-from", metavar="MODEL",
-                    help="start from this model file's weights (its model may differ from "
-                    "the config's in model.value only)")
-    ap.add_argument("--keep-policy", action="store_true",
-                    help="policy targets = the starting network's own policy (with "
-                    "--init-from: only the value is taught)")
-    ap.add_argument("--out", required=True, help="model file to write")
-    args = ap.parse_args(argv)
+def cmd_distill(args: argparse.Namespace) -> int:
+    """``boardzoo distill``: teach a fresh (or ``--init-from``) network the static evaluation's
+    play and write it as a model file (arguments: :func:`boardzoo.training.commands.register`)."""
     if not 1 <= args.depth <= 8:
-        ap.error(f"--depth must be 1 to 8, got {args.depth}")
+        raise ConfigError(f"--depth must be 1 to 8, got {args.depth}")
     if args.keep_policy and not args.init_from:
-        ap.error("--keep-policy needs --init-from (the network whose policy is kept)")
-    try:
-        cfg = load_config(args.config, args.set)
-        start = start_net(cfg, args.init_from) if args.init_from else None
-    except (ConfigError, CheckpointError) as exc:
-        print(f"distill: error: {exc}", file=sys.stderr)
-        return 2
+        raise ConfigError("--keep-policy needs --init-from (the network whose policy is kept)")
+    cfg = load_config(args.config, args.set)
+    start = start_net(cfg, args.init_from) if args.init_from else None
     if cfg.threads > 0:
         torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
@@ -293,6 +262,3 @@ def main(argv: list[str] | None = None) -> int:
           f"{losses['policy_loss']:.3f}, value loss {losses['value_loss']:.3f}; wrote {args.out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
