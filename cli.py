@@ -116,14 +116,14 @@ def cmd_play(args: argparse.Namespace) -> int:
         except HumanQuit as exc:  # leaving a game is a choice, not an error
             print(f"game {g + 1} abandoned: {exc}")
             return 0
-        names = record["player_names"]
+        names = record.player_names
         print(f"game {g + 1}: {order[0]} ({names[0]}) vs {order[1]} ({names[1]}): "
-              f"{record['result']} after {record['plies']} plies, "
-              f"score {record['scores'][0]}-{record['scores'][1]}")
+              f"{record.description} after {record.plies} plies, "
+              f"score {record.scores[0]}-{record.scores[1]}")
         if args.show:
-            print("moves: " + " ".join(record["moves"]))
+            print("moves: " + " ".join(record.moves))
         if totals is not None:
-            for spec, score in zip(order, record["scores"], strict=True):
+            for spec, score in zip(order, record.scores, strict=True):
                 totals[spec] += score
     if totals is not None and args.games > 1:
         print("total: " + ", ".join(f"{s} {v:g}" for s, v in totals.items()))

@@ -32,8 +32,8 @@ try:
 except ImportError:  # Windows: no folder lock
     fcntl = None  # type: ignore[assignment]
 
-from boardzoo.envs.core.files import append_line, write_atomic
-from boardzoo.envs.core.game import BoardzooError, GameState, echo
+from boardzoo.envs.core.files import write_atomic
+from boardzoo.envs.core.game import GameState, echo
 from boardzoo.envs.core.registry import state_class
 from boardzoo.envs.core.threads import one_torch_thread
 
@@ -45,6 +45,7 @@ from .movetime import limit_agents
 from .openings import NO_OPENING, Opening, OpeningBook, book
 from .play import play_from
 from .processes import die_with_parent, start_quiet_resource_tracker
+from .records import ArenaError, append_game, read_games
 
 GAMES_FILE = "games.jsonl"
 #: Folder (beside games.jsonl) of the outside engines' stderr logs, one file per engine a game.
@@ -55,10 +56,6 @@ DEFAULT_MAX_PLIES = 1000  # safety net only: every boardzoo game has its own dra
 #: Most games one tournament may schedule (a typo such as 10**9 games per pair is refused
 #: before anything is written, not after the folder filled up).
 MAX_GAMES = 1_000_000
-
-
-class ArenaError(BoardzooError):
-    """A tournament that cannot run as asked (bad agents list, clashing output folder)."""
 
 
 GameRef = str | type[GameState]
@@ -151,11 +148,7 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
     start = cls.start() if opening.position is None else cls.from_text(opening.position)
     record = play_from(start, players, max_moves=max_plies, opening_moves=opening_moves,
                        opening_seed=opening_seed, opening=opening.moves)
-    w = record["winner"]
-    forfeit = record["forfeit"]
-    extra = {key: record[key] for key in ("move_info",) if key in record}
-    if forfeit is not None:
-        extra["forfeit"] = forfeit
+    extra: dict = {}
     if any(logs):
         extra["logs"] = [f"{ENGINE_LOGS}/{name}" if name else None for name in logs]
     if opening.position is not None:
@@ -166,26 +159,10 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
     if pairing.pair is not None:
         extra["pair"] = pairing.pair
         extra["opening"] = opening.label
-    return {
-        "id": pairing.id,
-        "game": cls.name,
-        "players": [pairing.first, pairing.second],
-        "scores": record["scores"],
-        "result": {None: "1/2-1/2", 0: "1-0", 1: "0-1"}[w],
-        "termination": (forfeit["reason"] if forfeit is not None
-                        else "rules" if record["terminated"] else "max_plies"),
-        "moves": record["moves"],
-        "seed": pairing.seed,
-        "plies": record["plies"],
-        "seconds": record["seconds"],
-        "think_seconds": record["think_seconds"],
-        "think_moves": record["think_moves"],
-        "max_move_seconds": record["max_move_seconds"],
-        "move_seconds": record["move_seconds"],
-        "agent_stats": [p.stats() for p in players],
-        **extra,
-        **({} if pairing.movetime is None else {"movetime": pairing.movetime}),
-    }
+    if pairing.movetime is not None:
+        extra["movetime"] = pairing.movetime
+    return record.line(pairing.id, cls.name, [pairing.first, pairing.second], pairing.seed,
+                       [p.stats() for p in players], **extra)
 
 
 def display_name(agent: Agent) -> str:
@@ -229,71 +206,6 @@ def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler sig
 
 def _play_task(task: tuple[GameRef, Pairing, int, int, Path | None]) -> dict:
     return play_game_in_worker(*task)
-
-
-# -- games.jsonl ----------------------------------------------------------------------------
-#: Fields every game record has, with the check each value must pass.
-RECORD_FIELDS = {
-    "id": lambda v: isinstance(v, str),
-    "players": lambda v: isinstance(v, list) and len(v) == 2
-    and all(isinstance(p, str) for p in v),
-    "scores": lambda v: isinstance(v, list) and len(v) == 2
-    and all(isinstance(s, (int, float)) and not isinstance(s, bool) and 0 <= s <= 1 for s in v),
-    "moves": lambda v: isinstance(v, list),
-    "plies": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-}
-
-
-def check_record(record: object, where: str) -> dict:
-    """Return ``record`` if it is a game record; ArenaError naming ``where`` otherwise."""
-    if not isinstance(record, dict):
-        raise ArenaError(f"{where} is not a game record (a JSON object)")
-    for key, ok in RECORD_FIELDS.items():
-        if key not in record or not ok(record[key]):
-            raise ArenaError(f"{where} is not a game record (bad or missing {key!r})")
-    return record
-
-
-def read_games(path: Path, repair: bool = False) -> list[dict]:
-    """Read games.jsonl; a torn last line (killed writer) is dropped, and cut off if ``repair``;
-    a line that is whole but not a game record is an error."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    records, offset = [], 0
-    for line in data.splitlines(keepends=True):
-        try:
-            if not line.endswith(b"\n"):
-                raise ValueError("unterminated line")
-            record = json.loads(line)
-        except RecursionError:  # e.g. 100,000 nested brackets: no record nests like that
-            raise ArenaError(f"{path}: line {len(records) + 1} nests too deeply to be a game "
-                             f"record") from None
-        except ValueError:
-            if offset + len(line) < len(data):
-                raise ArenaError(f"{path}: line {len(records) + 1} is not valid JSON") from None
-            if repair:
-                with open(path, "r+b") as f:
-                    f.truncate(offset)
-            break
-        records.append(check_record(record, f"{path}: line {len(records) + 1}"))
-        offset += len(line)
-    return records
-
-
-def _line(record: dict) -> str:
-    """Return ``record`` as one games.jsonl line."""
-    return json.dumps(record, separators=(",", ":")) + "\n"
-
-
-def append_game(path: Path, record: dict) -> None:
-    """Append one record as one line and force it to disk (why: a crash must not lose it)."""
-    append_line(path, _line(record))
-
-
-def write_games(path: Path, records: list[dict]) -> None:
-    """Replace the file with ``records`` atomically."""
-    write_atomic(path, "".join(_line(r) for r in records))
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The one game loop: play agents against each other and return the game's record.
 
 ``boardzoo play`` (:func:`play_game`), the arena and the trainer's evaluation
-matches all play through :func:`play_from`.
+matches all play through :func:`play_from`, and write what it returns (a
+:class:`~.records.GameRecord`) as the same games.jsonl line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from boardzoo.envs.core.game import GameState
 from boardzoo.envs.core.registry import load_state
 
 from .base import Agent, Forfeit
+from .records import GameRecord
 
 
 def play_from(
@@ -25,22 +27,14 @@ def play_from(
     opening_seed: int = 0,
     show: bool = False,
     opening: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> GameRecord:
     """Play ``agents[0]`` (first mover) against ``agents[1]`` from ``state``; return the record.
 
     The game opens with the moves of ``opening`` (canonical notation: a line the arena
     chose), then ``opening_moves`` uniformly random moves (seeded by ``opening_seed``), so
     that deterministic agents need not replay one game; both are in ``moves``. A game
-    stopped by ``max_moves`` scores as a draw.
-    The record holds ``players`` (specs), ``player_names``, ``scores``
-    (1, 0.5 or 0, same order), ``winner`` (0, 1 or None), ``terminated`` (False when
-    ``max_moves`` stopped it), ``result``, ``moves`` (canonical), ``plies``, ``seconds``,
-    ``think_seconds`` (per agent), ``think_moves`` (moves each agent chose),
-    ``max_move_seconds`` (each agent's longest move), ``move_seconds`` (per ply; 0 for a
-    random opening move) and ``final_position``. An agent that raises
-    :class:`~.base.Forfeit` loses: ``forfeit`` is then ``{"player", "reason", "detail"}``
-    (else None). ``move_info`` (per ply, None where the agent said nothing) is there when
-    some agent reported on its moves.
+    stopped by ``max_moves`` scores as a draw. An agent that raises
+    :class:`~.base.Forfeit` loses (the record's ``forfeit``).
     """
     forfeit: dict[str, Any] | None = None
     for i, agent in enumerate(agents):
@@ -97,25 +91,23 @@ def play_from(
         why = ": ".join(t for t in (forfeit["reason"], forfeit["detail"]) if t)
         result = (f"{state.player_names[winner]} wins: "
                   f"{state.player_names[forfeit['player']]} forfeits ({why})")
-    extra = {"move_info": infos} if any(infos) else {}
-    return {
-        "players": [a.spec for a in agents],
-        "player_names": list(state.player_names),
-        "scores": [0.5, 0.5] if winner is None else [1.0 - winner, float(winner)],
-        "winner": winner,
-        "terminated": terminated,
-        "forfeit": forfeit,
-        "result": result,
-        "moves": moves,
-        "plies": len(moves),
-        "seconds": round(time.perf_counter() - started, 4),
-        "think_seconds": [round(t, 4) for t in think],
-        "think_moves": think_moves,
-        "max_move_seconds": [round(t, 4) for t in longest],
-        "move_seconds": move_seconds,
-        "final_position": state.to_text(),
-        **extra,
-    }
+    return GameRecord(
+        players=[a.spec for a in agents],
+        player_names=list(state.player_names),
+        scores=[0.5, 0.5] if winner is None else [1.0 - winner, float(winner)],
+        winner=winner,
+        terminated=terminated,
+        description=result,
+        moves=moves,
+        seconds=round(time.perf_counter() - started, 4),
+        think_seconds=[round(t, 4) for t in think],
+        think_moves=think_moves,
+        max_move_seconds=[round(t, 4) for t in longest],
+        move_seconds=move_seconds,
+        final_position=state.to_text(),
+        forfeit=forfeit,
+        move_info=infos if any(infos) else None,
+    )
 
 
 def play_game(
@@ -125,7 +117,7 @@ def play_game(
     max_moves: int | None = None,
     show: bool = False,
     opening: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> GameRecord:
     """Play one game of ``game`` from its start (or ``position`` text), opening with the
     moves of ``opening``; see :func:`play_from`."""
     return play_from(load_state(game, position), agents, max_moves=max_moves, show=show,

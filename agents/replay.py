@@ -20,7 +20,8 @@ from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.core.spec import GameSpec
 
-from .arena import GAMES_FILE, ArenaError, read_games
+from .arena import GAMES_FILE
+from .records import ArenaError, read_games
 
 #: Games files looked for, in order, when a folder is given (eval_games.jsonl: the name kept
 #: for a training run's evaluation games, which the trainer does not record yet).
@@ -56,9 +57,9 @@ def result_text(record: dict) -> str:
     ``1/2-1/2`` from the first mover's side, read from ``scores``, and how the game ended
     when the rules did not end it: ``1/2-1/2 (max plies)``, ``0-1 (forfeit: timeout)``.
 
-    (Why: a tournament's games.jsonl keeps ``result: "1-0"`` and a ``termination``, a training
-    run's eval_games.jsonl the rules' ``result()`` (``black``, ``draw``) and ``terminated``;
-    both keep ``scores``.)"""
+    (Every games file is written as :meth:`~.records.GameRecord.line` writes it, with a
+    ``termination``; a training run's eval_games.jsonl written before 2026-12-06 has the
+    rules' ``result()`` (``black``, ``draw``) and ``terminated`` instead. Both keep ``scores``.)"""
     first, second = record["scores"]
     code = {(1, 0): "1-0", (0, 1): "0-1", (0.5, 0.5): "1/2-1/2"}.get(
         (first, second), f"{first:g}-{second:g}")
@@ -66,7 +67,7 @@ def result_text(record: dict) -> str:
     if isinstance(forfeit, dict) and forfeit.get("reason"):
         return f"{code} (forfeit: {forfeit['reason']})"
     ending = record.get("termination")
-    if ending is None:  # an evaluation game: play_from's record says whether the rules ended it
+    if ending is None:  # an older run's evaluation game: whether the rules ended it
         ending = "rules" if record.get("terminated", True) else "max_plies"
     return code if ending == "rules" else f"{code} ({str(ending).replace('_', ' ')})"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from boardzoo.envs.core.game import printable
 
 from . import report
-from .arena import ArenaError
 from .gif import replay_gif
+from .records import ArenaError
 from .replay import FRAME_MS, games_path, load_games, pick, replay, result_text
 from .viewer import HTML_FILE, write_html
 

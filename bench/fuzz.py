@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from boardzoo.agents import make_agent
-from boardzoo.agents.arena import read_games
+from boardzoo.agents.records import read_games
 from boardzoo.agents.report import build
 from boardzoo.agents.viewer import page_data
 from boardzoo.cli import main as cli_main

@@ -84,7 +84,7 @@ def check_sb3_model_as_agent_and_opponent(path: Path, model) -> None:
 
     record = play_game("loa", [make_agent(f"sb3:{path}", "loa", 0), make_agent("random", "loa", 1)],
                        max_moves=30)
-    assert record["plies"] > 0 and len(record["moves"]) == record["plies"]
+    assert record.plies > 0 and len(record.moves) == record.plies
     for opponent in (f"sb3:{path},stochastic", model):
         env = SingleAgentEnv("loa", opponent=opponent, learner_side=1, seed=3)
         obs, info = env.reset()

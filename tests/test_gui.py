@@ -110,8 +110,8 @@ def play_clicks(game: str, position: str | None, clicker: Clicker):
     agents = [gui, RandomAgent(1)] if state.to_move == 0 else [RandomAgent(1), gui]
     record = play_from(state, agents)
     gui.close()
-    assert record["terminated"]
-    assert record["moves"][::2] == clicker.turns  # the clicks made exactly these moves
+    assert record.terminated
+    assert record.moves[::2] == clicker.turns  # the clicks made exactly these moves
     assert clicker.seen_targets
     return record
 
@@ -181,8 +181,8 @@ def test_missing_pygame_names_the_extra(monkeypatch):
 def test_loa_whole_game_by_clicks_with_a_pass():
     clicker = Clicker(greedy_choice("loa"))
     record = play_clicks("loa", LOA_PASS, clicker)
-    assert record["moves"][0] == "pass"  # clicked on the pass button
-    assert len(record["moves"]) >= 3
+    assert record.moves[0] == "pass"  # clicked on the pass button
+    assert len(record.moves) >= 3
 
 
 def test_ultima_whole_game_by_clicks_with_a_double_capture():
@@ -196,7 +196,7 @@ def test_ultima_whole_game_by_clicks_with_a_double_capture():
 
     greedy = greedy_choice("ultima")
     record = play_clicks("ultima", ULTIMA_DOUBLE, Clicker(choose))
-    assert record["moves"][0] == "e1e4xd4xf4"  # two clicks, two captures
+    assert record.moves[0] == "e1e4xd4xf4"  # two clicks, two captures
     board = get_spec("ultima").state_cls.from_text(ULTIMA_DOUBLE).apply(first[0])
     assert board.cells()[27] is None and board.cells()[29] is None  # d4, f4 gone
 
@@ -204,7 +204,7 @@ def test_ultima_whole_game_by_clicks_with_a_double_capture():
 def test_whistling_whole_game_by_clicks_with_a_two_hop_chain():
     clicker = Clicker(random_choice(3))
     record = play_clicks("whistling", WHISTLING_CHAIN, clicker)
-    assert record["moves"][0] == "w19-G19:D20-o1:r2s3"
+    assert record.moves[0] == "w19-G19:D20-o1:r2s3"
     assert clicker.hops_per_turn[0] == 2  # clicked hop by hop: w19, G19, then o1
 
 

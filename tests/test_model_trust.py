@@ -85,7 +85,7 @@ def test_a_model_loads_without_unpickling_and_plays_as_sb3s_own_load(trained: Pa
     games = [play_game("loa", [make_agent(f"sb3:{trained}{opt}", "loa", 0),
                                make_agent("random", "loa", 1)], max_moves=40)
              for opt in ("", ",trust_code")]
-    assert games[0]["moves"] == games[1]["moves"] and len(games[0]["moves"]) == 40
+    assert games[0].moves == games[1].moves and len(games[0].moves) == 40
 
 
 def torch_equal(x, y) -> bool:

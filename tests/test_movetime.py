@@ -37,7 +37,7 @@ def moves(game: str, spec: str, movetime: float | None = None) -> list[str]:
     """Return the moves of the fixture game of ``spec`` (optionally under a time limit)."""
     agents = [make_agent(spec, game, 7), make_agent("alphabeta:1", game, 8)]
     limit_agents(agents, movetime)
-    return play_game(game, agents, max_moves=8)["moves"]
+    return play_game(game, agents, max_moves=8).moves
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("0.5s", 0.5), ("0.5", 0.5), ("500ms", 0.5),
@@ -82,12 +82,12 @@ def test_search_agents_stop_at_the_time_limit(game: str, spec: str) -> None:
     agents = [make_agent(spec, game, 0), make_agent("random", game, 1)]
     limit_agents(agents, 0.2)
     record = play_game(game, agents, max_moves=4)
-    assert record["think_moves"] == [2, 2]
+    assert record.think_moves == [2, 2]
     # a search with work left uses its time (at least one simulation/iteration) and stops
     # there. The slack is for one slow simulation (a long random LOA playout) on a busy CI
     # machine, which took 1.56 s once; each search here ignoring its limit would run for
     # minutes (or forever: an uncounted timed MCTS), so 5 s still catches that.
-    assert 0.2 <= record["max_move_seconds"][0] < 5.0
+    assert 0.2 <= record.max_move_seconds[0] < 5.0
     # every move of the searching agent with a choice to make used its time (which position
     # it meets second depends on how deep its timed first search got, so a forced one, played
     # at once, can come up on a busy machine). No depth is given: alphabeta:5 finishes its
@@ -95,10 +95,10 @@ def test_search_agents_stop_at_the_time_limit(game: str, spec: str) -> None:
     # A network's later timed searches plan for what the last one's rate runs by then
     # (NetAgent.budget), so they may end a little before it where this one runs faster.
     state = load_state(game)
-    for ply, text in enumerate(record["moves"]):
+    for ply, text in enumerate(record.moves):
         if ply % 2 == 0 and len(state.legal_moves()) > 1:
             least = 0.1 if ply and spec.startswith("checkpoint") else 0.2 - 1e-3
-            assert record["move_seconds"][ply] >= least, (ply, record["move_seconds"])
+            assert record.move_seconds[ply] >= least, (ply, record.move_seconds)
         state = state.apply(state.parse_move(text))
 
 
@@ -140,8 +140,8 @@ def test_fast_agents_play_the_same_under_a_time_limit(spec: str) -> None:
     plain = [make_agent(spec, "loa", 3), make_agent(spec, "loa", 4)]
     timed = [make_agent(spec, "loa", 3), make_agent(spec, "loa", 4)]
     limit_agents(timed, 0.001)
-    assert play_game("loa", timed, max_moves=30)["moves"] == \
-        play_game("loa", plain, max_moves=30)["moves"]
+    assert play_game("loa", timed, max_moves=30).moves == \
+        play_game("loa", plain, max_moves=30).moves
 
 
 def test_the_base_class_stores_the_limit_for_every_kind() -> None:

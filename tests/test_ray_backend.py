@@ -13,8 +13,9 @@ import pytest
 import torch
 
 from boardzoo.agents import arena
-from boardzoo.agents.arena import GAMES_FILE, play_game, read_games, run_tournament, schedule
+from boardzoo.agents.arena import GAMES_FILE, play_game, run_tournament, schedule
 from boardzoo.agents.distributed import BackendError, connect, ray_games
+from boardzoo.agents.records import read_games
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import action_game, state_class
 from boardzoo.training.backends import RaySelfPlayPool, split_seeds

@@ -153,7 +153,7 @@ def test_example_trains_honours_the_mask_and_reports_the_arena_score(tmp_path: P
         make_agent(f"rllib:{summary['module']}", "loa", 0)
     agent = make_agent(f"rllib:{summary['module']},trust_code", "loa", 0)
     record = play_game("loa", [agent, make_agent("random", "loa", 1)], max_moves=30)
-    assert record["plies"] == 30 and agent.stats()["illegal"] == 0
+    assert record.plies == 30 and agent.stats()["illegal"] == 0
 
 
 def test_the_mask_check_catches_an_unmasked_module(tmp_path: Path, local_ray,

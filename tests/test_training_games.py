@@ -112,7 +112,7 @@ def test_smoke_training_iteration_and_checkpoint_agent(name, tmp_path):
     assert summary["iteration"] == 1 and summary["buffer"] > 0
     agent = make_agent(f"checkpoint:{tmp_path / name / 'model.pt'},sims=2", name, 0)
     record = play_game(name, [agent, make_agent("random", name, 1)], max_moves=2)
-    assert record["plies"] == 2
+    assert record.plies == 2
 
 
 @pytest.mark.parametrize("name", ["loa", "whistling"])  # no Ultima network ships yet

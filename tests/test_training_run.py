@@ -75,7 +75,7 @@ def test_checkpoint_agent_plays_legal_moves(tiny_run):
                  f"checkpoint:{tiny_run}/checkpoint.pt,sims=3,root=gumbel"):
         agent = make_agent(spec, "loa", 0)
         record = play_game("loa", [agent, make_agent("random", "loa", 1)], max_moves=6)
-        assert record["plies"] == 6
+        assert record.plies == 6
 
 
 def test_resume_continues_exactly(tmp_path):
