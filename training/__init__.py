@@ -6,14 +6,14 @@ Modules, from the loop down:
   ``learner`` (network, optimiser, buffer, gradient steps), ``buffer`` (replay buffer,
   symmetry augmentation), ``rundir`` (a run's folder and CSVs), ``checkpoint``
   (atomic save, safe load), ``plot`` (learning curves), ``commands``
-  (``boardzoo train``/``plot``);
+  (``boardzoo train``/``plot``/``export``/``distill``);
 * self-play: ``backends`` (where games are played: this process, workers, Ray),
   ``selfplay`` (per-game trees on the reference engine), ``batched_selfplay`` (all
   games as tensors on a batched engine); ``search/`` (PUCT and Gumbel root rules over
   both tree backends, leaf values by alpha-beta);
 * the network: ``network`` (residual policy/value net and its heads), ``knowledge``
-  (the game's priors a network adds, for both engines), ``prior`` (the static priors),
-  ``distill`` (distillation warm start);
+  (the game's priors a network adds, for both engines and distillation), ``distill``
+  (distillation warm start, ``boardzoo distill``);
 * play: ``agent`` (the ``checkpoint:`` agent), ``evaluate`` (matches);
 * the config: ``config`` (loading, validation, ``--set``), ``config_schema`` (every key,
   its default and meaning), ``config_bounds`` (ranges), ``config_keys`` (moved keys,
