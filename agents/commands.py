@@ -13,6 +13,7 @@ from boardzoo.envs.core.game import BoardzooError, printable
 from boardzoo.envs.core.threads import one_torch_thread
 
 from . import movetime, openings, report, viewer_commands
+from .agent_spec import canonical_spec, is_option, pieces
 from .arena import (
     DEFAULT_MAX_PLIES,
     GAMES_FILE,
@@ -22,7 +23,6 @@ from .arena import (
     run_tournament,
     validate,
 )
-from .base import canonical_spec, split_options
 from .distributed import check_backend
 from .pairs import Sprt, pentanomial
 from .processes import Terminated, sigterm_as_interrupt, worker_count_problem
@@ -32,16 +32,16 @@ from .viewer import HTML_FILE, write_html
 def agents_list(text: str) -> list[str]:
     """Split ``random,mcts:20,c=1.5,checkpoint:loa,sims=0`` into agent specs.
 
-    A comma-separated piece that is ``key=value`` with no ``kind:`` before it is an option
-    of the spec before it (agent kinds never contain ``=``), so specs keep their options.
-    Commas inside quotes do not split (``engine:./eng "--opts=a,b",movetime=1``).
+    The list is split as a spec is (:func:`~.agent_spec.pieces`: commas inside quotes do not
+    split, ``engine:./eng "--opts=a,b",movetime=1``); a piece that is an option (``c=1.5``,
+    :func:`~.agent_spec.is_option`) belongs to the spec before it (a bare word is an agent:
+    give a flag such as ``trust_code`` with ``--agent SPEC``).
     """
     specs: list[str] = []
-    for piece in (p.strip() for p in split_options(text)):
+    for piece in (p.strip() for p in pieces(text)):
         if not piece:
             continue
-        colon, eq = piece.find(":"), piece.find("=")
-        if eq >= 0 and not 0 <= colon < eq:
+        if is_option(piece):
             if not specs:
                 raise ArenaError(f"--agents: option {piece!r} follows no agent spec")
             specs[-1] += "," + piece

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from boardzoo.agents.agent_spec import canonical_spec
 from boardzoo.agents.arena import ArenaError, Pairing, play_game, read_games, run_tournament
-from boardzoo.agents.base import UnknownAgentError, canonical_spec, make_agent
+from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.agents.single_agent import SingleAgentEnv, SingleAgentError
 from boardzoo.agents.viewer import page_data, render_page
 from boardzoo.cli import main
