@@ -271,7 +271,7 @@ class AgentKind:
 
     def usage(self) -> str:
         """``mcts[:N][,sims=N][,c=X]...``: the spec's shape, for error messages."""
-        value = "" if self.value is None else f":{self.value.parser.metavar}"  # type: ignore[union-attr]
+        value = f":{self.value.usage.partition('=')[2]}" if self.value is not None else ""
         head = f"{self.name}{value}" if self.required else f"{self.name}[{value}]" if value \
             else self.name
         return head + "".join(f"[,{o.usage}]" for o in self.options if o is not self.value)
@@ -294,10 +294,10 @@ class AgentKind:
             assert self.value is not None
             raise UnknownAgentError(f"agent {self.name} needs {self.value.doc}: {self.usage()}")
         for key, text in spec.options.items():
-            option = known.get(key) if key != NAME else None
+            if key == NAME:
+                continue  # every kind's: AgentSpec.name
+            option = known.get(key)
             if option is None:
-                if key == NAME:
-                    continue
                 raise self._unknown(key)
             if option.flag:
                 raise UnknownAgentError(f"agent {self.name}: {key} is a flag: write ,{key} "

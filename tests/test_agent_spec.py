@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from boardzoo.agents.agent_spec import AgentKind, AgentSpec, UnknownAgentError, pieces, unquote
+from boardzoo.agents.agent_spec import (
+    AgentKind,
+    AgentSpec,
+    UnknownAgentError,
+    kind_of,
+    pieces,
+    unquote,
+)
 from boardzoo.agents.base import AGENT_FACTORIES, LazyFactory, make_agent
 from boardzoo.agents.commands import agents_list
 from boardzoo.cli import main
@@ -179,7 +186,8 @@ def test_agent_lists_keep_each_specs_options() -> None:
 
 # -- every spec docs/ shows -----------------------------------------------------------------------
 #: Specs docs/arena.md shows as refused.
-REFUSED_IN_DOCS = {"mcts:abc", "alphabeta:0", "greedy:3"}
+REFUSED_IN_DOCS = {"mcts:abc", "alphabeta:0", "greedy:3", "mcts:400,sims=5",
+                   "alphabeta:3,depth=4", "mcts:5,,c=1"}
 KINDS = "|".join(sorted(AGENT_FACTORIES, key=len, reverse=True))
 #: An inline spec: a kind (any case) with a value or options.
 INLINE = re.compile(rf"`((?:{KINDS})[:,][^`]+)`", re.I)
@@ -213,14 +221,14 @@ def command_specs(line: str) -> list[str]:
 
 
 def inline_specs(span: str) -> list[str]:
-    """Return the specs of an inline span: one spec, or a list such as ``--agents`` takes
-    (``random,greedy,mcts:60``); a flag (``,trust_code``) stays with its spec."""
+    """Return the specs of an inline span: one spec, or a list (``random,greedy,mcts:60``,
+    ``mcts:20,c=1.5,checkpoint:loa,sims=0``): a piece that starts with a kind starts a spec."""
     specs: list[str] = []
-    for item in agents_list(span):
-        if specs and item.isidentifier() and item.lower() not in AGENT_FACTORIES:
-            specs[-1] += "," + item
+    for piece in pieces(span):
+        if not specs or kind_of(piece) in AGENT_FACTORIES:
+            specs.append(piece)
         else:
-            specs.append(item)
+            specs[-1] += "," + piece
     return specs
 
 
