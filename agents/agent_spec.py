@@ -108,6 +108,25 @@ def is_option(piece: str) -> bool:
     return _option_piece(piece) is not None
 
 
+def spec_list(text: str) -> list[str]:
+    """Split a list of specs, ``random,mcts:20,c=1.5,checkpoint:loa,sims=0``, as ``--agents``
+    and ``eval.baselines`` take it: at commas outside quotes (:func:`pieces`), a piece that is
+    an option (:func:`is_option`) belonging to the spec before it (a bare word is a spec: a
+    flag such as ``trust_code`` needs a list of one)."""
+    specs: list[str] = []
+    for piece in (p.strip() for p in pieces(text)):
+        if not piece:
+            continue
+        if is_option(piece):
+            if not specs:
+                raise UnknownAgentError(f"agent list {echo(text)}: option {echo(piece)} "
+                                        "follows no agent spec")
+            specs[-1] += "," + piece
+        else:
+            specs.append(piece)
+    return specs
+
+
 def _option_piece(piece: str) -> tuple[str, str] | None:
     """Return (key in lower case, value unquoted) of a ``word=value`` piece, else None."""
     key, eq, value = piece.partition("=")

@@ -13,7 +13,7 @@ from boardzoo.envs.core.game import BoardzooError, printable
 from boardzoo.envs.core.threads import one_torch_thread
 
 from . import movetime, openings, report, viewer_commands
-from .agent_spec import canonical_spec, is_option, pieces
+from .agent_spec import canonical_spec, spec_list
 from .arena import (
     DEFAULT_MAX_PLIES,
     GAMES_FILE,
@@ -29,31 +29,10 @@ from .processes import Terminated, sigterm_as_interrupt, worker_count_problem
 from .viewer import HTML_FILE, write_html
 
 
-def agents_list(text: str) -> list[str]:
-    """Split ``random,mcts:20,c=1.5,checkpoint:loa,sims=0`` into agent specs.
-
-    The list is split as a spec is (:func:`~.agent_spec.pieces`: commas inside quotes do not
-    split, ``engine:./eng "--opts=a,b",movetime=1``); a piece that is an option (``c=1.5``,
-    :func:`~.agent_spec.is_option`) belongs to the spec before it (a bare word is an agent:
-    give a flag such as ``trust_code`` with ``--agent SPEC``).
-    """
-    specs: list[str] = []
-    for piece in (p.strip() for p in pieces(text)):
-        if not piece:
-            continue
-        if is_option(piece):
-            if not specs:
-                raise ArenaError(f"--agents: option {piece!r} follows no agent spec")
-            specs[-1] += "," + piece
-        else:
-            specs.append(piece)
-    return specs
-
-
 def cmd_tournament(args: argparse.Namespace) -> int:
     """Run (or resume) a round robin, then print and write its report."""
     agents = [canonical_spec(a) for a in
-              [*(agents_list(args.agents) if args.agents else []), *(args.agent or [])]]
+              [*(spec_list(args.agents) if args.agents else []), *(args.agent or [])]]
     if len(agents) < 2:
         raise ArenaError("a tournament needs at least two agents: --agents A,B,... and/or "
                          "--agent SPEC (repeatable)")

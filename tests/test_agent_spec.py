@@ -16,10 +16,10 @@ from boardzoo.agents.agent_spec import (
     UnknownAgentError,
     kind_of,
     pieces,
+    spec_list,
     unquote,
 )
 from boardzoo.agents.base import AGENT_FACTORIES, LazyFactory, make_agent
-from boardzoo.agents.commands import agents_list
 from boardzoo.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -178,7 +178,7 @@ def test_rllib_refuses_a_folder_without_trust_code_before_loading_anything() -> 
 
 
 def test_agent_lists_keep_each_specs_options() -> None:
-    assert agents_list('random,mcts:20,c=1.5,checkpoint:loa,sims=0,name="A, B",'
+    assert spec_list('random,mcts:20,c=1.5,checkpoint:loa,sims=0,name="A, B",'
                        "engine:./e --x=1,movetime=1") == [
         "random", "mcts:20,c=1.5", 'checkpoint:loa,sims=0,name="A, B"',
         "engine:./e --x=1,movetime=1"]
@@ -210,7 +210,7 @@ def command_specs(line: str) -> list[str]:
         if word == "--agents" and words[1] == "play":
             specs += [w for w in nxt[:2] if not w.startswith("-")]
         elif word == "--agents" and nxt:
-            specs += agents_list(nxt[0])
+            specs += spec_list(nxt[0])
         elif word == "--agent" and nxt:
             specs.append(nxt[0])
     if words[1] == "match":

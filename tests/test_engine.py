@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from boardzoo.agents.agent_spec import AgentSpec
+from boardzoo.agents.agent_spec import AgentSpec, spec_list
 from boardzoo.agents.arena import (
     ENGINE_LOGS,
     GAMES_FILE,
@@ -29,7 +29,6 @@ from boardzoo.agents.arena import (
     run_tournament,
 )
 from boardzoo.agents.base import UnknownAgentError, make_agent
-from boardzoo.agents.commands import agents_list
 from boardzoo.agents.engine import AGENT_KIND, CRASHED, ILLEGAL, NO_ANSWER, TIMEOUT, parse_info
 from boardzoo.agents.engine_server import serve
 from boardzoo.cli import main
@@ -99,7 +98,7 @@ def test_spec_splits_command_and_options_with_shell_quoting() -> None:
         "engine:'./my engine' --hash 64 \"--list=a,b\",movetime=0.5s,nodes=100"))
     assert opts["command"] == ["./my engine", "--hash", "64", "--list=a,b"]
     assert opts["movetime"] == 0.5 and opts["nodes"] == 100 and opts["timeout"] == 30.0
-    assert agents_list(f"random,engine:{SH} \"a,b\",movetime=1,mcts:5,c=2") == [
+    assert spec_list(f"random,engine:{SH} \"a,b\",movetime=1,mcts:5,c=2") == [
         "random", f"engine:{SH} \"a,b\",movetime=1", "mcts:5,c=2"]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from boardzoo.agents.agent_spec import kind_of
+from boardzoo.agents.agent_spec import kind_of, spec_list
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
 from boardzoo.agents.processes import worker_count_problem
 from boardzoo.envs.core.game import ECHO_LIMIT, BoardzooError, echo
@@ -94,8 +94,9 @@ def _coerce(where: str, value: Any, typ: Any) -> Any:
         raise ConfigError(f"{where}: expected a string, got {echo(value)}")
     if typing.get_origin(typ) is list:
         (item,) = typing.get_args(typ)
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, str):  # a list of agent specs keeps each spec's options
+            value = spec_list(value) if item is str else [v.strip() for v in value.split(",")
+                                                           if v.strip()]
         if not isinstance(value, list):
             raise ConfigError(f"{where}: expected a list, got {echo(value)}")
         return [_coerce(f"{where}[{i}]", v, item) for i, v in enumerate(value)]
