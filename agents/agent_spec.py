@@ -287,6 +287,8 @@ class AgentKind:
     options: Sequence[Option] = ()
     value: Option | None = None
     required: bool = False
+    #: Said after an unknown option (how a piece of the value may hold a comma).
+    hint: str = ""
 
     def usage(self) -> str:
         """``mcts[:N][,sims=N][,c=X]...``: the spec's shape, for error messages."""
@@ -337,7 +339,7 @@ class AgentKind:
 
     def _unknown(self, key: str) -> UnknownAgentError:
         return UnknownAgentError(f"agent {self.name}: unknown option {echo(key)}; options: "
-                                 f"{self.listing()}")
+                                 f"{self.listing()}{self.hint}")
 
     def _convert(self, option: Option, text: str) -> Any:
         assert option.parser is not None

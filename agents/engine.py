@@ -67,7 +67,7 @@ AGENT_KIND = AgentKind("engine", (
     Option("timeout", seconds(), "seconds to wait for the handshake, for readyok and "
            "(without movetime) for a move", 30.0),
     Option("grace", seconds(allow_zero=True), "seconds allowed beyond movetime", 1.0),
-), value=COMMAND, required=True)
+), value=COMMAND, required=True, hint=" (quote a command argument that holds a comma)")
 
 
 def find_program(argv0: str) -> str:
