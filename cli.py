@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from boardzoo import __version__
 from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime, openings
 from boardzoo.agents import commands as agent_commands
-from boardzoo.agents.base import canonical_spec
+from boardzoo.agents.agent_spec import canonical_spec
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
 from boardzoo.agents.processes import Terminated

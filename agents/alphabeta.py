@@ -19,10 +19,10 @@ import time
 
 from boardzoo.envs.core.game import GameState, Move
 
-from .base import Agent, UnknownAgentError
+from .agent_spec import AgentKind, AgentSpec, Option, whole
+from .base import Agent
 from .evaluation import Evaluator, get_evaluator
-from .mcts import _number, parse_options
-from .movetime import parse_seconds
+from .movetime import seconds
 
 WIN = 1_000_000.0  # a won terminal position; minus the distance so that faster wins score more
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -201,20 +201,21 @@ class AlphaBetaAgent(Agent):
             del killers[2:]
 
 
-def from_spec(arg: str | None, game: str, seed: int | None) -> AlphaBetaAgent:
+DEPTH = Option("depth", whole(1, metavar="D"), "the search depth in whole turns (default 2; "
+               "none under a time limit)")
+#: ``alphabeta[:D][,t=S]``: the value is the depth (``alphabeta:3`` = ``alphabeta:depth=3``).
+AGENT_KIND = AgentKind("alphabeta", (
+    DEPTH,
+    Option("t", seconds(), "seconds per move: the search deepens until the time is up"),
+), value=DEPTH)
+
+
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> AlphaBetaAgent:
     """Build ``alphabeta:D`` or ``alphabeta:t=0.5s`` (or both: ``alphabeta:6,t=2s``); no depth
     means depth 2, or no depth limit under a time limit: the game's compiled search
     (:func:`searcher`)."""
-    positional, opts = parse_options("alphabeta", arg, "depth")
-    unknown = set(opts) - {"t", "depth"}
-    if unknown:
-        raise UnknownAgentError(f"agent alphabeta: unknown option(s) {sorted(unknown)}; use t=")
-    depth_text = positional or opts.get("depth")
-    depth = int(_number("alphabeta", "depth", depth_text, int, 1)) if depth_text else None
-    seconds = None
-    if "t" in opts:
-        seconds = parse_seconds(opts["t"], "agent alphabeta: t must be")
-    return searcher(game, depth=depth, seconds=seconds, seed=seed)
+    opts = AGENT_KIND.bind(spec)
+    return searcher(game, depth=opts["depth"], seconds=opts["t"], seed=seed)
 
 
 def searcher(game: str, depth: int | None = None, seconds: float | None = None,

@@ -37,7 +37,8 @@ from boardzoo.envs.core.game import GameState, echo
 from boardzoo.envs.core.registry import state_class
 from boardzoo.envs.core.threads import one_torch_thread
 
-from .base import INTERACTIVE_KINDS, Agent, canonical_spec, check_spec, make_agent
+from .agent_spec import canonical_spec, kind_of
+from .base import INTERACTIVE_KINDS, Agent, check_spec, make_agent
 from .distributed import check_backend, ray_games
 from .engine import attach_log
 from .engine_io import kill_all
@@ -310,7 +311,7 @@ def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[
     dupes = sorted({a for a in agents if list(agents).count(a) > 1})
     if dupes:
         raise ArenaError(f"agent(s) listed twice: {', '.join(dupes)}")
-    if any(a.split(":")[0].lower() in INTERACTIVE_KINDS for a in agents):
+    if any(kind_of(a) in INTERACTIVE_KINDS for a in agents):
         raise ArenaError("human players (human, gui) cannot take part in a tournament; "
                          "use 'boardzoo play'")
     check_count(agents, games_per_pair)

@@ -2,9 +2,10 @@
 
 Agents are built from spec strings (``random``, ``greedy``, ``mcts:400``,
 ``alphabeta:3``, ``alphabeta:t=0.5s``, ``human``, ``gui``, ``checkpoint:PATH``,
-``engine:COMMAND``) by
-:func:`make_agent`. Each kind maps to a factory ``factory(arg, game, seed)`` in
-:data:`AGENT_FACTORIES`; other packages add kinds with :func:`register_agent`.
+``engine:COMMAND``; the grammar is :mod:`.agent_spec`'s) by :func:`make_agent`. Each kind
+maps to a factory ``factory(spec, game, seed)`` in :data:`AGENT_FACTORIES`, which checks the
+parsed :class:`~.agent_spec.AgentSpec` against its kind's options; other packages add kinds
+with :func:`register_agent`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from dataclasses import dataclass
 
 from boardzoo.envs.core.game import BoardzooError, GameState, Move, echo
 
-
-class UnknownAgentError(BoardzooError):
-    """An agent spec that names no known agent or has bad parameters."""
+from .agent_spec import AgentKind, AgentSpec, UnknownAgentError, kind_of
 
 
 class Forfeit(BoardzooError):
@@ -94,15 +93,16 @@ class RandomAgent(Agent):
 TRUST_OPTION = "trust_code"
 
 
-def require_trust(kind: str, arg: str | None, unpickles: str) -> None:
-    """Raise UnknownAgentError unless the spec ``kind:arg`` has the option ``trust_code``."""
-    if TRUST_OPTION not in (p.strip() for p in (arg or "").split(",")[1:]):
+def require_trust(spec: AgentSpec, unpickles: str) -> None:
+    """Raise UnknownAgentError unless ``spec`` has the flag ``trust_code``."""
+    if TRUST_OPTION not in spec.flags:
+        kind = spec.kind
         raise UnknownAgentError(f"agent {kind}: loading a saved folder unpickles {unpickles}, "
                                 f"which runs any code they hold; add ,{TRUST_OPTION} "
                                 f"({kind}:PATH,{TRUST_OPTION}) only for files you trust as code")
 
 
-AgentFactory = Callable[[str | None, str, int | None], Agent]
+AgentFactory = Callable[[AgentSpec, str, int | None], Agent]
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,9 @@ class LazyFactory:
     #: the code it may hold: the spec must then say ``trust_code`` (checked before any import).
     unpickles: str = ""
 
-    def __call__(self, arg: str | None, game: str, seed: int | None) -> Agent:
+    def __call__(self, spec: AgentSpec, game: str, seed: int | None) -> Agent:
         if self.unpickles:
-            require_trust(self.extra, arg, self.unpickles)
+            require_trust(spec, self.unpickles)
         try:
             module = importlib.import_module(self.module)
         except ModuleNotFoundError as exc:
@@ -129,14 +129,24 @@ class LazyFactory:
                 raise
             raise UnknownAgentError(f"this agent needs the optional extra {self.extra!r} "
                                     f"(pip install 'boardzoo[{self.extra}]'): {exc}") from None
-        return getattr(module, self.name)(arg, game, seed)
+        return getattr(module, self.name)(spec, game, seed)
 
 
-#: Agent kind -> factory(arg, game_name, seed). ``arg`` is the text after ``kind:`` or None.
+#: The kind ``random``: no options but ``name=``.
+AGENT_KIND = AgentKind("random")
+
+
+def random_agent(spec: AgentSpec, game: str, seed: int | None) -> RandomAgent:
+    """Build ``random`` (no parameter)."""
+    AGENT_KIND.bind(spec)
+    return RandomAgent(seed)
+
+
+#: Agent kind -> factory(spec, game_name, seed), which checks the spec's options.
 #: Layers above add kinds with :func:`register_agent` (the package root adds ``checkpoint``,
 #: the learned agent of boardzoo.training).
 AGENT_FACTORIES: dict[str, AgentFactory] = {
-    "random": lambda arg, game, seed: RandomAgent(seed),
+    "random": random_agent,
     "greedy": LazyFactory(f"{__package__}.greedy", "from_spec"),
     "mcts": LazyFactory(f"{__package__}.mcts", "from_spec"),
     "alphabeta": LazyFactory(f"{__package__}.alphabeta", "from_spec"),
@@ -158,67 +168,19 @@ def register_agent(kind: str, factory: AgentFactory) -> None:
     AGENT_FACTORIES[kind.lower()] = factory
 
 
-def no_arg(kind: str, arg: str | None) -> None:
-    """Raise UnknownAgentError if a parameterless agent kind was given a parameter."""
-    if arg is not None:
-        raise UnknownAgentError(f"agent {kind!r} takes no parameter (got {kind}:{arg})")
-
-
-def canonical_spec(spec: str) -> str:
-    """Return ``spec`` as the arena and reports name it: stripped, its kind in lower case
-    (``ALPHABETA:1`` -> ``alphabeta:1``, ``Greedy,name=Bob`` -> ``greedy,name=Bob``); the
-    rest keeps its case (it may be a path or a name)."""
-    spec = spec.strip()
-    end = min((i for i in (spec.find(":"), spec.find(",")) if i >= 0), default=len(spec))
-    return spec[:end].lower() + spec[end:]
-
-
-def split_options(text: str) -> list[str]:
-    """Split ``text`` at the commas that are outside single or double quotes."""
-    pieces, start, quote = [], 0, ""
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch == ",":
-            pieces.append(text[start:i])
-            start = i + 1
-    pieces.append(text[start:])
-    return pieces
-
-
-def split_name(spec: str) -> tuple[str, str | None]:
-    """Return ``spec`` without its ``name=`` option, and that name (None if it has none).
-
-    ``engine:./eng --depth 3,name=LOABot`` -> (``engine:./eng --depth 3``, ``LOABot``); a
-    comma inside quotes does not split options."""
-    pieces = split_options(spec)
-    named = [p for p in pieces[1:] if p.strip().lower().startswith("name=")]
-    if not named:
-        return spec, None
-    name = named[-1].strip()[5:].strip()
-    if not name:
-        raise UnknownAgentError(f"agent {echo(spec)}: name= needs a name")
-    return ",".join(p for p in pieces if p not in named), name
-
-
 def make_agent(spec: str, game: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string such as ``random`` or ``mcts:400`` for ``game``; a
     ``name=`` option names it in tables (:attr:`Agent.display_name`), its ``spec`` stays
     whole."""
-    bare, name = split_name(spec)
-    kind, _, arg = bare.strip().partition(":")
-    factory = AGENT_FACTORIES.get(kind.lower())
+    factory = AGENT_FACTORIES.get(kind_of(spec))
     if factory is None:
         raise UnknownAgentError(
             f"unknown agent {echo(spec)}; choose one of: {', '.join(sorted(AGENT_FACTORIES))}"
         )
-    if kind.lower() == "random":
-        no_arg("random", arg or None)
-    agent = factory(arg or None, game, seed)
-    agent.spec = canonical_spec(spec)
-    agent.display_name = name
+    parsed = AgentSpec.parse(spec)
+    agent = factory(parsed, game, seed)
+    agent.spec = parsed.text
+    agent.display_name = parsed.name
     return agent
 
 

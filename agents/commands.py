@@ -12,6 +12,7 @@ from boardzoo.envs.core.game import printable
 from boardzoo.envs.core.threads import one_torch_thread
 
 from . import movetime, openings, report, viewer_commands
+from .agent_spec import canonical_spec, spec_list
 from .arena import (
     DEFAULT_MAX_PLIES,
     GAMES_FILE,
@@ -21,38 +22,16 @@ from .arena import (
     run_tournament,
     validate,
 )
-from .base import canonical_spec, split_options
 from .distributed import check_backend
 from .pairs import Sprt, pentanomial
 from .processes import Terminated, sigterm_as_interrupt, worker_count_problem
 from .viewer import HTML_FILE, write_html
 
 
-def agents_list(text: str) -> list[str]:
-    """Split ``random,mcts:20,c=1.5,checkpoint:loa,sims=0`` into agent specs.
-
-    A comma-separated piece that is ``key=value`` with no ``kind:`` before it is an option
-    of the spec before it (agent kinds never contain ``=``), so specs keep their options.
-    Commas inside quotes do not split (``engine:./eng "--opts=a,b",movetime=1``).
-    """
-    specs: list[str] = []
-    for piece in (p.strip() for p in split_options(text)):
-        if not piece:
-            continue
-        colon, eq = piece.find(":"), piece.find("=")
-        if eq >= 0 and not 0 <= colon < eq:
-            if not specs:
-                raise ArenaError(f"--agents: option {piece!r} follows no agent spec")
-            specs[-1] += "," + piece
-        else:
-            specs.append(piece)
-    return specs
-
-
 def cmd_tournament(args: argparse.Namespace) -> int:
     """Run (or resume) a round robin, then print and write its report."""
     agents = [canonical_spec(a) for a in
-              [*(agents_list(args.agents) if args.agents else []), *(args.agent or [])]]
+              [*(spec_list(args.agents) if args.agents else []), *(args.agent or [])]]
     if len(agents) < 2:
         raise ArenaError("a tournament needs at least two agents: --agents A,B,... and/or "
                          "--agent SPEC (repeatable)")

@@ -6,12 +6,9 @@ and GTP, the same for every game. This module is the arena's side: it starts the
 misbehaviour into a :class:`~.base.Forfeit` with one of :data:`REASONS`, which the game
 loop scores as a loss. :mod:`.engine_server` is the other side (``boardzoo engine``).
 
-Spec: ``engine:COMMAND[,option=value...]``. COMMAND is split into arguments as a POSIX
-shell would (``shlex``: quote an argument with spaces or commas); the pieces after the
-first comma outside quotes are options: ``movetime`` (seconds per move, sent with ``go``),
-``nodes`` (sent with ``go``), ``timeout`` (seconds to wait for the handshake, for
-``readyok`` and for a move without ``movetime``; default 30) and ``grace`` (seconds
-allowed beyond ``movetime``; default 1).
+Spec: ``engine:COMMAND[,option=value...]`` (:data:`AGENT_KIND` declares the options).
+COMMAND is split into arguments as a POSIX shell would (``shlex``: quote an argument with
+spaces or commas); the pieces after the first comma outside quotes are options.
 """
 
 from __future__ import annotations
@@ -27,11 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError, echo
+from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
 
-from .base import Agent, Forfeit, UnknownAgentError, split_options
+from .agent_spec import AgentKind, AgentSpec, Option, Parser, whole
+from .base import Agent, Forfeit, UnknownAgentError
 from .engine_io import EngineClosed, EngineProcess, EngineSilent
-from .movetime import MAX_SECONDS
+from .movetime import seconds
 
 #: The protocol version this boardzoo speaks (the handshake's ``boardzoo 1``).
 PROTOCOL_VERSION = 1
@@ -45,52 +43,31 @@ FEATURES = ("legal", "text")
 INFO_KEYS, INFO_KEY_CHARS, INFO_VALUE_CHARS = 32, 40, 200
 #: Characters kept of an engine's handshake fields (its name, protocol, games).
 FIELD_CHARS = 1000
-#: Options of an engine spec and their defaults (None: not sent).
-DEFAULTS: dict[str, float | None] = {"movetime": None, "nodes": None, "timeout": 30.0,
-                                     "grace": 1.0}
 
 
 class EngineError(BoardzooError):
     """An engine that cannot take part as configured (wrong protocol, a game it lacks)."""
 
 
-def parse_spec(arg: str | None) -> tuple[list[str], dict[str, float | None]]:
-    """Return the argument list and the options of an ``engine:`` spec's text after ``:``."""
-    command, *rest = split_options(arg or "")
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise UnknownAgentError(f"agent engine:{arg}: {exc} (quote with \" or ')") from None
-    if not argv:
-        raise UnknownAgentError("agent engine needs a command: engine:COMMAND[,option=value...]"
-                                ", e.g. engine:./my_engine --hash 64,movetime=0.5")
-    options = dict(DEFAULTS)
-    for piece in rest:
-        key, eq, value = piece.strip().partition("=")
-        key = key.strip().lower()
-        if not eq or key not in DEFAULTS:
-            raise UnknownAgentError(
-                f"agent engine: unknown option {piece.strip()!r}; use "
-                f"{', '.join(k + '=' for k in DEFAULTS)} (quote a command argument that "
-                "holds a comma)")
-        options[key] = _positive(key, value.strip(), int if key == "nodes" else float,
-                                 allow_zero=key == "grace")
-    return argv, options
+def shell_words(text: str) -> list[str]:
+    """Return the program and arguments of ``text``, split as a POSIX shell would."""
+    argv = shlex.split(text)
+    if not argv or not argv[0]:
+        raise ValueError(text)
+    return argv
 
 
-def _positive(key: str, text: str, cast: type, allow_zero: bool = False) -> float:
-    try:
-        value = cast(text.removesuffix("s") if cast is float else text)
-    except ValueError:
-        raise UnknownAgentError(f"agent engine: {key} must be a number, "
-                                f"got {echo(text)}") from None
-    if not (value >= 0 if allow_zero else value > 0) or value != value or value == float("inf"):
-        raise UnknownAgentError(f"agent engine: {key} must be "
-                                f"{'0 or more' if allow_zero else 'positive'}, got {echo(text)}")
-    if cast is float and value > MAX_SECONDS:
-        raise UnknownAgentError(f"agent engine: {key} must be at most {MAX_SECONDS:g} seconds "
-                                f"(a day), got {echo(text)}")
-    return value
+COMMAND = Option("command", Parser(shell_words, "a program and its arguments, quoted as in "
+                                   "a POSIX shell", "COMMAND"), "a command")
+#: ``engine:COMMAND[,movetime=S][,nodes=N][,timeout=S][,grace=S]`` (None: not sent).
+AGENT_KIND = AgentKind("engine", (
+    Option("movetime", seconds(), "seconds per move, sent with every go; the arena waits "
+           "movetime + grace"),
+    Option("nodes", whole(1), "a node limit, sent with every go"),
+    Option("timeout", seconds(), "seconds to wait for the handshake, for readyok and "
+           "(without movetime) for a move", 30.0),
+    Option("grace", seconds(allow_zero=True), "seconds allowed beyond movetime", 1.0),
+), value=COMMAND, required=True, hint=" (quote a command argument that holds a comma)")
 
 
 def find_program(argv0: str) -> str:
@@ -318,16 +295,15 @@ class EngineAgent(Agent):
         raise Forfeit(reason, detail)
 
 
-def from_spec(arg: str | None, game: str, seed: int | None) -> EngineAgent:
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> EngineAgent:
     """Build ``engine:COMMAND[,movetime=S][,nodes=N][,timeout=S][,grace=S]``."""
     if os.name != "posix":
         raise UnknownAgentError("agent engine: outside engines need a POSIX system")
-    argv, opts = parse_spec(arg)
+    opts = AGENT_KIND.bind(spec)
+    argv = opts["command"]
     find_program(argv[0])
-    nodes, timeout, grace = opts["nodes"], opts["timeout"], opts["grace"]
-    assert timeout is not None and grace is not None  # they have defaults
-    return EngineAgent(argv, game, seed, movetime=opts["movetime"],
-                       nodes=None if nodes is None else int(nodes), timeout=timeout, grace=grace)
+    return EngineAgent(argv, game, seed, movetime=opts["movetime"], nodes=opts["nodes"],
+                       timeout=opts["timeout"], grace=opts["grace"])
 
 
 def attach_log(agent: Agent, folder: Path, game_id: str, seat: int) -> str | None:

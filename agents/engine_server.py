@@ -19,6 +19,7 @@ from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import GAMES, state_class
 from boardzoo.envs.core.threads import one_torch_thread
 
+from .agent_spec import kind_of
 from .base import INTERACTIVE_KINDS, Agent, UnknownAgentError, check_spec, make_agent
 from .engine import PROTOCOL_VERSION
 from .movetime import MAX_SECONDS
@@ -201,7 +202,7 @@ def serve(spec: str, games: Sequence[str], stdin: IO[str], stdout: IO[str],
 
 def cmd_engine(args: argparse.Namespace) -> int:
     """Serve an agent over the engine protocol on stdin/stdout."""
-    if args.agent.split(":")[0].strip().lower() in INTERACTIVE_KINDS:
+    if kind_of(args.agent) in INTERACTIVE_KINDS:
         raise UnknownAgentError(f"{args.agent!r} waits for a person; it cannot be an engine")
     if args.game:
         state_class(args.game)  # an unknown game is an error now, not at the first `game`

@@ -6,7 +6,8 @@ import random
 
 from boardzoo.envs.core.game import GameState, Move
 
-from .base import Agent, no_arg
+from .agent_spec import AgentKind, AgentSpec
+from .base import Agent
 from .evaluation import Evaluator, get_evaluator
 
 WIN = 1e9  # beats any evaluation: an immediate win is always taken
@@ -37,7 +38,11 @@ class GreedyAgent(Agent):
         return self.rng.choice([m for v, m in scored if round(v, 9) == best])
 
 
-def from_spec(arg: str | None, game: str, seed: int | None) -> GreedyAgent:
+#: The kind ``greedy``: no options but ``name=``.
+AGENT_KIND = AgentKind("greedy")
+
+
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> GreedyAgent:
     """Build ``greedy`` (no parameter)."""
-    no_arg("greedy", arg)
+    AGENT_KIND.bind(spec)
     return GreedyAgent(game, seed)

@@ -27,7 +27,8 @@ from boardzoo.envs.core.game import GameState, Move
 from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.window import Window
 
-from .base import UnknownAgentError, no_arg
+from .agent_spec import AgentKind, AgentSpec
+from .base import UnknownAgentError
 from .human import HumanQuit, move_between
 from .policy import ActionAgent
 
@@ -257,7 +258,11 @@ class GuiAgent(ActionAgent):
         self.window.show(compose(self._picture, self.where, self.turn))
 
 
-def from_spec(arg: str | None, game: str, seed: int | None) -> GuiAgent:
+#: The kind ``gui``: no options but ``name=``.
+AGENT_KIND = AgentKind("gui")
+
+
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> GuiAgent:
     """Build ``gui`` (no parameter): a window that takes mouse clicks."""
-    no_arg("gui", arg)
+    AGENT_KIND.bind(spec)
     return GuiAgent(game)

@@ -8,7 +8,8 @@ from typing import TextIO
 
 from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError, echo
 
-from .base import Agent, no_arg
+from .agent_spec import AgentKind, AgentSpec
+from .base import Agent
 
 HELP = "commands: a move in the game's notation, '?' lists legal moves, 'board', 'quit'"
 
@@ -97,9 +98,13 @@ def _hint(state: GameState, text: str) -> str:
     return f" Legal moves starting {first_cell(text)!r}: {', '.join(near)}."
 
 
-def from_spec(arg: str | None, game: str, seed: int | None) -> HumanAgent:
+#: The kind ``human``: no options but ``name=``.
+AGENT_KIND = AgentKind("human")
+
+
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> HumanAgent:
     """Build ``human`` (no parameter; reads stdin, writes stdout)."""
-    no_arg("human", arg)
+    AGENT_KIND.bind(spec)
     return HumanAgent()
 
 

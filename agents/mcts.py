@@ -13,9 +13,10 @@ import math
 import random
 import time
 
-from boardzoo.envs.core.game import GameState, Move, echo
+from boardzoo.envs.core.game import GameState, Move
 
-from .base import Agent, UnknownAgentError
+from .agent_spec import AgentKind, AgentSpec, Option, number, whole
+from .base import Agent
 from .evaluation import Evaluator, as_value, get_evaluator, get_playout_cap, get_scale
 
 
@@ -153,43 +154,19 @@ class MCTSAgent(Agent):
         return (v, -v) if state.to_move == 0 else (-v, v)
 
 
-def parse_options(kind: str, arg: str | None, first: str) -> tuple[str | None, dict[str, str]]:
-    """Split ``400,c=1.4`` into the positional value and ``key=value`` options."""
-    if not arg:
-        return None, {}
-    positional, options = None, {}
-    for part in arg.split(","):
-        key, eq, value = part.strip().partition("=")
-        if not eq:
-            if positional is not None:
-                raise UnknownAgentError(f"agent {kind}:{arg}: two values for {first}")
-            positional = key
-        else:
-            options[key.strip().lower()] = value.strip()
-    return positional, options
+#: ``mcts[:N][,c=C][,cap=P]``: the value is the simulations (``mcts:400`` is ``mcts:sims=400``).
+SIMS = Option("sims", whole(1, metavar="N"), "new simulations per move (default 200; none "
+              "under a time limit: as many as the time allows)")
+AGENT_KIND = AgentKind("mcts", (
+    SIMS,
+    Option("c", number(0, metavar="C"), "the UCT exploration constant", 1.0),
+    Option("cap", whole(0, metavar="P"), "plies a playout runs before the evaluation stands "
+           "in (default: the game's, 8 for the three games)"),
+), value=SIMS)
 
 
-def _number(kind: str, name: str, text: str, cast: type, low: float) -> float:
-    try:
-        value = cast(text)
-    except ValueError:
-        raise UnknownAgentError(f"agent {kind}: {name} must be a number, "
-                                f"got {echo(text)}") from None
-    if not math.isfinite(value) or value < low:  # nan compares False with everything
-        raise UnknownAgentError(f"agent {kind}: {name} must be a finite number of at least "
-                                f"{low}, got {echo(text)}")
-    return value
-
-
-def from_spec(arg: str | None, game: str, seed: int | None) -> MCTSAgent:
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> MCTSAgent:
     """Build ``mcts:N`` (optionally ``mcts:N,c=1.0,cap=8``); N defaults to 200 (to no count
     limit under a time limit)."""
-    positional, opts = parse_options("mcts", arg, "simulations")
-    sims = int(_number("mcts", "N (simulations)", positional, int, 1)) if positional else None
-    unknown = set(opts) - {"c", "cap"}
-    if unknown:
-        raise UnknownAgentError(f"agent mcts: unknown option(s) {sorted(unknown)}; use c=, cap=")
-    return MCTSAgent(game, sims, seed,
-                     c=_number("mcts", "c", opts.get("c", "1.0"), float, 0.0),
-                     playout_cap=int(_number("mcts", "cap", opts["cap"], int, 0))
-                     if "cap" in opts else None)
+    opts = AGENT_KIND.bind(spec)
+    return MCTSAgent(game, opts["sims"], seed, c=opts["c"], playout_cap=opts["cap"])

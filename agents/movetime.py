@@ -8,11 +8,11 @@ None for no limit) when it chooses a move; agents that do not search ignore it.
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Iterable
 
 from boardzoo.envs.core.game import echo
 
+from .agent_spec import Parser
 from .base import Agent, UnknownAgentError
 
 #: The longest time limit anything takes (a day): longer ones are typos or hostile, and
@@ -24,24 +24,35 @@ class MoveTimeError(UnknownAgentError):
     """A per-move time that is not a positive number of seconds or milliseconds."""
 
 
-def parse_seconds(text: str, what: str = "--movetime must be") -> float:
-    """Return the seconds of ``0.5s``, ``0.5`` (seconds) or ``500ms``; MoveTimeError otherwise."""
+def to_seconds(text: str, allow_zero: bool = False) -> float:
+    """Return the seconds of ``0.5s``, ``0.5`` (seconds) or ``500ms``, above 0 (or 0 too,
+    with ``allow_zero``) and at most :data:`MAX_SECONDS`; ValueError otherwise."""
     raw = text.strip().lower()
     scale = 1.0
     if raw.endswith("ms"):
         raw, scale = raw[:-2], 0.001
     elif raw.endswith("s"):
         raw = raw[:-1]
-    try:
-        seconds = float(raw) * scale
-    except ValueError:
-        seconds = math.nan
-    if not (0 < seconds < math.inf):
-        raise MoveTimeError(f"{what} a positive time such as 0.5s, 0.5 or 500ms, "
-                            f"got {echo(text)}")
-    if seconds > MAX_SECONDS:
-        raise MoveTimeError(f"{what} at most {MAX_SECONDS:g} seconds (a day), got {echo(text)}")
+    seconds = float(raw) * scale
+    if not (0 <= seconds <= MAX_SECONDS if allow_zero else 0 < seconds <= MAX_SECONDS):
+        raise ValueError(text)  # nan and inf fail both comparisons
     return seconds
+
+
+def seconds(allow_zero: bool = False) -> Parser:
+    """An agent option that is a time (``t=0.5s``, an engine's ``movetime=0.5``)."""
+    least = "a time of 0 or more" if allow_zero else "a positive time"
+    return Parser(lambda text: to_seconds(text, allow_zero),
+                  f"{least} such as 0.5s, 0.5 or 500ms, at most {MAX_SECONDS:g} "
+                  "seconds (a day)", "S")
+
+
+def parse_seconds(text: str, what: str = "--movetime must be") -> float:
+    """Return the seconds of ``0.5s``, ``0.5`` (seconds) or ``500ms``; MoveTimeError otherwise."""
+    try:
+        return to_seconds(text)
+    except ValueError:
+        raise MoveTimeError(f"{what} {seconds().allowed}, got {echo(text)}") from None
 
 
 def limit_agents(agents: Iterable[Agent], seconds: float | None) -> None:

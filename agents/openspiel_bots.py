@@ -16,10 +16,10 @@ from open_spiel.python.algorithms import mcts
 from boardzoo.envs.core.game import BoardzooError, GameState, Move
 from boardzoo.envs.openspiel import BoardzooState, load
 
+from .agent_spec import AgentKind, AgentSpec, Option, choice, number, whole
 from .base import Agent, UnknownAgentError
 from .env_adapter import EnvAgent
 from .evaluation import get_evaluator, get_scale
-from .mcts import parse_options
 
 
 class AgentBot(pyspiel.Bot):
@@ -97,17 +97,17 @@ class OpenSpielMCTSAgent(Agent):
                 "seconds": round(self._seconds, 4)}
 
 
-def mcts_agent(arg: str | None, game: str, seed: int | None) -> OpenSpielMCTSAgent:
+SIMS = Option("sims", whole(1), "simulations per search", 100)
+#: ``openspiel_mcts[:N][,leaf=rollout|eval][,c=X]``: the value is the simulations.
+AGENT_KIND = AgentKind("openspiel_mcts", (
+    SIMS,
+    Option("leaf", choice("rollout", "eval"), "leaves valued by random rollouts or by "
+           "boardzoo's evaluation", "rollout"),
+    Option("c", number(0), "the UCT exploration constant", 2.0),
+), value=SIMS)
+
+
+def mcts_agent(spec: AgentSpec, game: str, seed: int | None) -> OpenSpielMCTSAgent:
     """Agent factory of ``openspiel_mcts[:N][,leaf=rollout|eval][,c=2.0]`` (N = 100)."""
-    sims, opts = parse_options("openspiel_mcts", arg, "simulations")
-    usage = "use openspiel_mcts:N[,leaf=rollout|eval][,c=2.0]"
-    unknown = set(opts) - {"leaf", "c"}
-    if unknown:
-        raise UnknownAgentError(f"agent openspiel_mcts: unknown option(s) {sorted(unknown)}; "
-                                + usage)
-    try:
-        simulations, uct_c = int(sims or 100), float(opts.get("c", 2.0))
-    except ValueError:
-        raise UnknownAgentError(f"agent openspiel_mcts:{arg}: N and c must be numbers; "
-                                + usage) from None
-    return OpenSpielMCTSAgent(game, simulations, seed, opts.get("leaf", "rollout"), uct_c)
+    opts = AGENT_KIND.bind(spec)
+    return OpenSpielMCTSAgent(game, opts["sims"], seed, opts["leaf"], opts["c"])

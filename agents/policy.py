@@ -20,7 +20,8 @@ from boardzoo.envs.core.game import GameState, Move
 from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.core.threads import scoped_threads
 
-from .base import Agent, UnknownAgentError
+from .agent_spec import AgentKind, Option, Parser, flag, unquote
+from .base import TRUST_OPTION, Agent, UnknownAgentError
 
 
 class ActionAgent(Agent):
@@ -80,20 +81,14 @@ class PolicyAgent(ActionAgent):
         return dict(self.counters)
 
 
-def parse_model_spec(kind: str, arg: str | None, what: str,
-                     options: tuple[str, ...] = ("stochastic",)) -> tuple[str, set[str]]:
-    """Split ``KIND:PATH[,OPTION...]`` into the path and the set of ``options`` given (the spec
-    of an agent that plays a saved model of another framework, e.g. ``sb3``, ``rllib``)."""
-    usage = f"{kind}:PATH" + "".join(f"[,{o}]" for o in options)
-    if not arg:
-        raise UnknownAgentError(f"agent {kind} needs {what}: {usage}")
-    where, *opts = (p.strip() for p in arg.split(","))
-    if not where:  # options without a path (``rllib:,trust_code``)
-        raise UnknownAgentError(f"agent {kind} needs {what}: {usage}")
-    unknown = [o for o in opts if o not in options]
-    if unknown:
-        raise UnknownAgentError(f"agent {kind}: unknown option(s) {unknown}; use {usage}")
-    return where, set(opts)
+def model_kind(kind: str, what: str, trust: str) -> AgentKind:
+    """Return the options of ``KIND:PATH[,stochastic][,trust_code]``, the spec of an agent that
+    plays a saved model of another framework (``sb3``, ``rllib``); ``what`` is what PATH
+    names, ``trust`` what ``trust_code`` allows."""
+    path = Option("path", Parser(unquote, what, "PATH"), what)
+    return AgentKind(kind, (flag("stochastic", "sample the policy's action instead of taking "
+                                 "its most likely one"),
+                            flag(TRUST_OPTION, trust)), value=path, required=True)
 
 
 def check_observation_shape(kind: str, where: str, shape: tuple[int, ...], game: str) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import printable
 
-from .base import canonical_spec
+from .agent_spec import canonical_spec
 from .pairs import match_stats
 from .ratings import RatingError, Ratings, Result, fit
 

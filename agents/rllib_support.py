@@ -38,8 +38,9 @@ from torch import nn
 from boardzoo.envs.aec import BoardGameEnv, wrap
 from boardzoo.envs.core.registry import get_spec
 
-from .base import TRUST_OPTION, UnknownAgentError
-from .policy import ActionAgent, check_observation_shape, parse_model_spec
+from .agent_spec import AgentSpec
+from .base import UnknownAgentError
+from .policy import ActionAgent, check_observation_shape, model_kind
 
 MAIN = "main"  # the learning module's id
 RANDOM = "random"  # the masked-random opponent's id
@@ -269,9 +270,15 @@ def load_module(path: str | Path) -> RLModule:
                                 f"({first})") from None
 
 
-def from_spec(arg: str | None, game: str, seed: int | None) -> RLlibAgent:
+#: ``rllib:PATH,trust_code[,stochastic]`` (the factory refuses a spec without trust_code).
+AGENT_KIND = model_kind("rllib", "a module folder", "let RLlib unpickle the folder's files, "
+                        "which runs any code they hold (required)")
+
+
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> RLlibAgent:
     """Build ``rllib:PATH,trust_code[,stochastic]`` for ``game``."""
-    where, opts = parse_model_spec("rllib", arg, "a module folder", ("stochastic", TRUST_OPTION))
+    opts = AGENT_KIND.bind(spec)
+    where = opts["path"]
     module = load_module(where)
     check_observation_shape("rllib", where, module.observation_space["observation"].shape, game)
-    return RLlibAgent(module, game, deterministic="stochastic" not in opts, seed=seed)
+    return RLlibAgent(module, game, deterministic=not opts["stochastic"], seed=seed)

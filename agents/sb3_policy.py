@@ -38,9 +38,10 @@ from torch import nn
 
 from boardzoo.envs.core.registry import get_spec
 
+from .agent_spec import AgentSpec
 from .base import TRUST_OPTION as TRUST
 from .base import UnknownAgentError
-from .policy import PolicyAgent, check_observation_shape, parse_model_spec
+from .policy import PolicyAgent, check_observation_shape, model_kind
 
 MAX_DATA_BYTES = 10_000_000  # SB3's data file is a few KB; a bigger one is not a model
 
@@ -192,11 +193,17 @@ def load_model(path: str | Path, game: str, trust_code: bool = False) -> Any:
         raise UnknownAgentError(f"sb3: {str(path)!r} is not {what} ({first}){hint}") from None
 
 
-def from_spec(arg: str | None, game: str, seed: int | None) -> PolicyAgent:
+#: ``sb3:PATH[,stochastic][,trust_code]``.
+AGENT_KIND = model_kind("sb3", "a model file", "let SB3 unpickle the file, which runs any code "
+                        "it holds")
+
+
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> PolicyAgent:
     """Build ``sb3:PATH[,stochastic][,trust_code]`` for ``game``."""
-    where, opts = parse_model_spec("sb3", arg, "a model file", ("stochastic", TRUST))
-    model = load_model(where, game, trust_code=TRUST in opts)
+    opts = AGENT_KIND.bind(spec)
+    where = opts["path"]
+    model = load_model(where, game, trust_code=opts[TRUST])
     if seed is not None:
         model.set_random_seed(seed)
     check_observation_shape("sb3", where, tuple(model.observation_space.shape or ()), game)
-    return PolicyAgent(model, game, deterministic="stochastic" not in opts)
+    return PolicyAgent(model, game, deterministic=not opts["stochastic"])

@@ -24,13 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from boardzoo.agents.agent_spec import spec_list
 from boardzoo.agents.arena import run_tournament
 from boardzoo.agents.distributed import connect
 
 
 def timed(out: Path, backend: str, args: argparse.Namespace) -> tuple[float, list[dict]]:
     """Play the tournament into a fresh folder; return (wall seconds, records)."""
-    agents = args.agents.split(",")
+    agents = spec_list(args.agents)
     t0 = time.perf_counter()
     records = run_tournament(args.game, agents, args.games, out, seed=args.seed,
                              workers=args.workers, progress=False, backend=backend)

@@ -44,6 +44,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # the arena's spawned workers inh
 
 import torch  # noqa: E402
 
+from boardzoo.agents.agent_spec import spec_list  # noqa: E402
 from boardzoo.agents.arena import Pairing, game_seed, run_games  # noqa: E402
 from boardzoo.training.checkpoint import load  # noqa: E402
 from boardzoo.training.config import from_saved, load_config, play_search  # noqa: E402
@@ -271,8 +272,7 @@ def main() -> int:
                     "moves as a draw (0: the rules' own end only)")
     ap.add_argument("--selfplay-speed", action="store_true")
     args = ap.parse_args()
-    args.opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
-    args.raw_vs = [s.strip() for s in args.raw_vs.split(",") if s.strip()]
+    args.opponents, args.raw_vs = spec_list(args.opponents), spec_list(args.raw_vs)
     torch.set_num_threads(1)
     if args.selfplay_speed:
         print(json.dumps({"selfplay_speed": selfplay_speed(

@@ -392,10 +392,12 @@ def test_sprt_does_not_count_a_replayed_pair(capsys) -> None:
 
 
 def test_specs_with_bars_that_used_to_share_an_id_all_play(tmp_path: Path, capsys) -> None:
-    # P|Q and R|S were one id ("greedy,name=x|mcts:2,name=y|alphabeta:1|g") and one seed:
+    # P|Q and R|S were one id ("engine:E x|mcts:2,name=y|alphabeta:1|g") and one seed:
     # a resumed tournament skipped one of the games and its report disagreed with the file
-    p, q = "greedy,name=x|mcts:2,name=y", "alphabeta:1"
-    r, s = "greedy,name=x", "mcts:2,name=y|alphabeta:1"
+    # (P's "|mcts:2" is an argument of its engine's command, S's "|alphabeta:1" its name)
+    engine = f"engine:{Path(__file__).resolve().parent / 'engines' / 'first_legal.sh'}"
+    p, q = f"{engine} x|mcts:2,name=y", "alphabeta:1"
+    r, s = f"{engine} x", "mcts:2,name=y|alphabeta:1"
     records = run_tournament("loa", [p, q, r, s], 2, tmp_path, max_plies=4, progress=False,
                              stop_after=7)
     capsys.readouterr()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from boardzoo.agents.commands import agents_list
+from boardzoo.agents.agent_spec import spec_list
 from boardzoo.agents.ratings import RatingError
 from boardzoo.agents.report import build
 from boardzoo.cli import main
@@ -95,7 +95,7 @@ def test_unwritable_folder(capsys, tmp_path):
     (" random , mcts:5 ,c=1 ", ["random", "mcts:5,c=1"]),
 ])
 def test_agents_list_keeps_options_with_their_spec(text, specs):
-    assert agents_list(text) == specs
+    assert spec_list(text) == specs
 
 
 def test_tournament_with_spec_options_and_repeated_agent(capsys, tmp_path):

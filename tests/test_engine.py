@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from boardzoo.agents.agent_spec import AgentSpec, spec_list
 from boardzoo.agents.arena import (
     ENGINE_LOGS,
     GAMES_FILE,
@@ -28,8 +29,7 @@ from boardzoo.agents.arena import (
     run_tournament,
 )
 from boardzoo.agents.base import UnknownAgentError, make_agent
-from boardzoo.agents.commands import agents_list
-from boardzoo.agents.engine import CRASHED, ILLEGAL, NO_ANSWER, TIMEOUT, parse_info, parse_spec
+from boardzoo.agents.engine import AGENT_KIND, CRASHED, ILLEGAL, NO_ANSWER, TIMEOUT, parse_info
 from boardzoo.agents.engine_server import serve
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import state_class
@@ -94,19 +94,22 @@ def replay_legal(record: dict) -> None:
 
 # -- specs ------------------------------------------------------------------------------------
 def test_spec_splits_command_and_options_with_shell_quoting() -> None:
-    argv, opts = parse_spec("'./my engine' --hash 64 \"--list=a,b\",movetime=0.5s,nodes=100")
-    assert argv == ["./my engine", "--hash", "64", "--list=a,b"]
+    opts = AGENT_KIND.bind(AgentSpec.parse(
+        "engine:'./my engine' --hash 64 \"--list=a,b\",movetime=0.5s,nodes=100"))
+    assert opts["command"] == ["./my engine", "--hash", "64", "--list=a,b"]
     assert opts["movetime"] == 0.5 and opts["nodes"] == 100 and opts["timeout"] == 30.0
-    assert agents_list(f"random,engine:{SH} \"a,b\",movetime=1,mcts:5,c=2") == [
+    assert spec_list(f"random,engine:{SH} \"a,b\",movetime=1,mcts:5,c=2") == [
         "random", f"engine:{SH} \"a,b\",movetime=1", "mcts:5,c=2"]
 
 
 @pytest.mark.parametrize(("arg", "message"), [
     ("", "needs a command"),
     ("'./unclosed", "quotation"),
-    (f"{SH},depth=3", "unknown option 'depth=3'"),
-    (f"{SH},movetime=0", "movetime must be positive"),
-    (f"{SH},nodes=1.5", "nodes must be a number"),
+    (f"{SH},depth=3", "unknown option 'depth'; options: movetime=S, nodes=N, timeout=S, "
+                      "grace=S, name=NAME"),
+    (f"{SH},movetime=0", "movetime must be a positive time"),
+    (f"{SH},nodes=1.5", "nodes must be a whole number >= 1, got '1.5'"),
+    (f"{SH},grace=-1", "grace must be a time of 0 or more"),
     ("/no/such/engine", "not an executable file"),
     ("no-such-engine-xyz", "not found on PATH"),
 ])

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from boardzoo.agents.agent_spec import canonical_spec
 from boardzoo.agents.arena import ArenaError, Pairing, play_game, run_tournament
-from boardzoo.agents.base import UnknownAgentError, canonical_spec, make_agent
+from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.agents.records import read_games
 from boardzoo.agents.single_agent import SingleAgentEnv, SingleAgentError
 from boardzoo.agents.viewer import page_data, render_page
@@ -225,11 +226,12 @@ def test_counter_fields_past_python_digit_limit_are_position_errors(game, capsys
 
 # -- round three: agent options, tournament options, names and paths -------------------------
 @pytest.mark.parametrize("argv,message", [
-    (["play", "loa", "--agents", "mcts:10,c=nan", "random"], "c must be a finite number"),
-    (["play", "loa", "--agents", "mcts:10,c=inf", "random"], "c must be a finite number"),
-    (["play", "loa", "--agents", "alphabeta:t=1e308s", "random"], "t must be at most 86400"),
+    (["play", "loa", "--agents", "mcts:10,c=nan", "random"], "c must be a number >= 0, got 'nan'"),
+    (["play", "loa", "--agents", "mcts:10,c=inf", "random"], "c must be a number >= 0, got 'inf'"),
+    (["play", "loa", "--agents", "alphabeta:t=1e308s", "random"],
+     "t must be a positive time such as 0.5s, 0.5 or 500ms, at most 86400 seconds"),
     (["play", "loa", "--agents", "engine:/bin/cat,timeout=1e10", "random"],
-     "timeout must be at most 86400"),
+     "timeout must be a positive time such as 0.5s, 0.5 or 500ms, at most 86400 seconds"),
     (["play", "loa", "--agents", "random", "random", "--movetime", "1e10"], "at most 86400"),
     (["tournament", "--game", "loa", "--agents", "random,greedy", "--max-plies", "0"],
      "--max-plies must be at least 1, got 0"),

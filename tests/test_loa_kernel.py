@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 from alphabeta_helpers import assert_same_search, game_log
 
-from boardzoo.agents.alphabeta import AlphaBetaAgent, from_spec
+from boardzoo.agents.alphabeta import AlphaBetaAgent
 from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
+from boardzoo.agents.base import make_agent
 from boardzoo.envs.core.board8 import parse_square
 from boardzoo.envs.loa import kernel as K
 from boardzoo.envs.loa.evaluation import loa_eval
@@ -349,18 +350,18 @@ def test_a_won_position_scores_a_win() -> None:
 
 
 def test_spec_builds_the_compiled_search_for_loa() -> None:
-    assert isinstance(from_spec("3", "loa", 0), CompiledLoaAlphaBeta)
+    assert isinstance(make_agent("alphabeta:3", "loa", 0), CompiledLoaAlphaBeta)
     # Ultima and Whistling have theirs (tests/test_ultima_alphabeta.py,
     # tests/test_whistling_alphabeta.py)
 
 
 def test_time_limit_stops_the_compiled_search() -> None:
-    agent = from_spec("t=0.05s", "loa", 0)
+    agent = make_agent("alphabeta:t=0.05s", "loa", 0)
     state = State.from_text(START_TEXT)
     move = agent.select_move(state)
     assert move in state.legal_moves()
     assert agent.stats()["seconds"] < 1.0 and agent.stats()["depth_sum"] >= 2
-    agent = from_spec("9", "loa", 0)
+    agent = make_agent("alphabeta:9", "loa", 0)
     agent.set_move_time(0.05)
     agent.select_move(state)
     assert agent.stats()["seconds"] < 1.0 and agent.stats()["depth_sum"] < 9

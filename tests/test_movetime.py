@@ -58,7 +58,8 @@ def test_cli_rejects_a_bad_movetime_in_one_line(command: list[str], capsys) -> N
     assert main([*command, "--movetime", "fast"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert "--movetime: must be a positive time such as 0.5s, 0.5 or 500ms, got 'fast'" in err
+    assert ("--movetime: must be a positive time such as 0.5s, 0.5 or 500ms, at most 86400 "
+            "seconds (a day), got 'fast'") in err
 
 
 @pytest.mark.parametrize(("game", "spec"), list(BEFORE))

@@ -345,7 +345,7 @@ def test_play_root_is_the_agents_root_and_self_play_keeps_its_own():
 
 
 def test_play_root_reaches_checkpoint_agents_unless_overridden(tmp_path):
-    from boardzoo.training.agent import from_spec
+    from boardzoo.agents.base import make_agent
     from boardzoo.training.distill import save_model
 
     cfg = load_config(REPO / "configs" / "ultima.yaml",
@@ -353,15 +353,15 @@ def test_play_root_reaches_checkpoint_agents_unless_overridden(tmp_path):
                        "play.root=puct"])
     path = tmp_path / "net.pt"
     save_model(cfg, build_net(cfg, action_game("ultima")), path)
-    assert from_spec(str(path), "ultima", 0).search_cfg.root == "puct"
-    assert from_spec(f"{path},root=gumbel", "ultima", 0).search_cfg.root == "gumbel"
+    assert make_agent(f"checkpoint:{path}", "ultima", 0).search_cfg.root == "puct"
+    assert make_agent(f"checkpoint:{path},root=gumbel", "ultima", 0).search_cfg.root == "gumbel"
     with pytest.raises(ConfigError, match="play.root"):
         load_config(TINY, ["play.root=alphazero"])
 
 
 # -- play-time policy temperature ----------------------------------------------------------------
 def test_play_policy_temperature_divides_the_logits_of_play_only(tmp_path):
-    from boardzoo.training.agent import from_spec
+    from boardzoo.agents.base import make_agent
     from boardzoo.training.distill import save_model
 
     cfg = load_config(REPO / "configs" / "ultima.yaml",
@@ -371,25 +371,24 @@ def test_play_policy_temperature_divides_the_logits_of_play_only(tmp_path):
     plain_logits, plain_values = NetEvaluator(net, action_game("ultima"))(states)
     path = tmp_path / "net.pt"
     save_model(cfg, net, path)
-    agent = from_spec(str(path), "ultima", 0)  # the network's own setting: 2
+    agent = make_agent(f"checkpoint:{path}", "ultima", 0)  # the network's own setting: 2
     logits, values = agent.evaluate(states)
     assert np.allclose(logits, plain_logits / 2, atol=1e-6) and np.allclose(values, plain_values)
     assert np.any(np.abs(plain_logits) > 1e-3)  # the capture prior makes logits non-zero
-    logits4, _ = from_spec(f"{path},ptemp=4", "ultima", 0).evaluate(states)
+    logits4, _ = make_agent(f"checkpoint:{path},ptemp=4", "ultima", 0).evaluate(states)
     assert np.allclose(logits4, plain_logits / 4, atol=1e-6)
     # the raw policy's choice does not depend on it
     state = states[0]
-    assert from_spec(f"{path},sims=0,ptemp=4", "ultima", 0).select_action(state) == \
-        from_spec(f"{path},sims=0,ptemp=1", "ultima", 0).select_action(state)
+    assert make_agent(f"checkpoint:{path},sims=0,ptemp=4", "ultima", 0).select_action(state) == \
+        make_agent(f"checkpoint:{path},sims=0,ptemp=1", "ultima", 0).select_action(state)
 
 
 @pytest.mark.parametrize("spec", ["ptemp=0", "ptemp=-1", "ptemp=abc", "ptemp=inf"])
 def test_play_policy_temperature_spec_errors(spec):
-    from boardzoo.agents.base import UnknownAgentError
-    from boardzoo.training.agent import from_spec
+    from boardzoo.agents.base import UnknownAgentError, make_agent
 
     with pytest.raises(UnknownAgentError, match="ptemp must be a number > 0"):
-        from_spec(f"ultima,{spec}", "ultima", 0)
+        make_agent(f"checkpoint:ultima,{spec}", "ultima", 0)
 
 
 def test_play_policy_temperature_is_validated_and_self_play_ignores_it():

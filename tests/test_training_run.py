@@ -229,7 +229,8 @@ def test_checkpoint_agent_spec_errors(tiny_run):
 
     with pytest.raises(UnknownAgentError, match="needs a path or game name"):
         make_agent("checkpoint", "loa", 0)
-    with pytest.raises(UnknownAgentError, match="unknown option 'depth=3'"):
+    with pytest.raises(UnknownAgentError,
+                       match=r"unknown option 'depth'; options: sims=N, root=puct\|gumbel"):
         make_agent(f"checkpoint:{tiny_run}/best.pt,depth=3", "loa", 0)
     with pytest.raises(UnknownAgentError, match="sims must be a whole number"):
         make_agent(f"checkpoint:{tiny_run}/best.pt,sims=lots", "loa", 0)

@@ -14,8 +14,9 @@ import pytest
 from alphabeta_helpers import game_log
 
 from boardzoo.agents import alphabeta_compiled, alphabeta_ultima
-from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent, from_spec
+from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent
 from boardzoo.agents.alphabeta_ultima import CompiledUltimaAlphaBeta, history_rows
+from boardzoo.agents.base import make_agent
 from boardzoo.envs.ultima import kernel
 from boardzoo.envs.ultima.rules import State
 from boardzoo.training.search.leaf import LeafSearch
@@ -157,19 +158,19 @@ def test_the_leaf_search_uses_the_compiled_search() -> None:
 
 
 def test_spec_builds_the_compiled_search() -> None:
-    agent = from_spec("3", "ultima", 0)
+    agent = make_agent("alphabeta:3", "ultima", 0)
     assert isinstance(agent, CompiledUltimaAlphaBeta) and agent.depth == 3
-    assert isinstance(from_spec("t=0.5s", "ultima", 0), CompiledUltimaAlphaBeta)
+    assert isinstance(make_agent("alphabeta:t=0.5s", "ultima", 0), CompiledUltimaAlphaBeta)
 
 
 def test_time_limit_stops_the_compiled_search() -> None:
     state = POSITIONS[7]
-    agent = from_spec("t=0.2s", "ultima", 0)
+    agent = make_agent("alphabeta:t=0.2s", "ultima", 0)
     move = agent.select_move(state)
     assert move in state.legal_moves()
     # depth 2 takes milliseconds, even on a loaded machine
     assert agent.stats()["seconds"] < 2.0 and agent.stats()["depth_sum"] >= 2
-    agent = from_spec("9", "ultima", 0)
+    agent = make_agent("alphabeta:9", "ultima", 0)
     agent.set_move_time(0.05)
     assert agent.select_move(state) in state.legal_moves()
     assert agent.stats()["seconds"] < 2.0 and agent.stats()["depth_sum"] < 9

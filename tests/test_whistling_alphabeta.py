@@ -15,8 +15,9 @@ from alphabeta_helpers import assert_same_search, game_log
 from whistling_facts import played_positions, sparse_state
 
 from boardzoo.agents import alphabeta_compiled, alphabeta_whistling
-from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent, from_spec
+from boardzoo.agents.alphabeta import WIN, AlphaBetaAgent
 from boardzoo.agents.alphabeta_whistling import PAIRS, CompiledWhistlingAlphaBeta
+from boardzoo.agents.base import make_agent
 from boardzoo.cli import main
 from boardzoo.envs.whistling.hexgrid import BIT, CELL_INDEX, NUM_CELLS, RAYS, ROW
 from boardzoo.envs.whistling.rules import ChainLimitError, State
@@ -94,18 +95,18 @@ def test_capturing_the_last_stone_scores_a_win() -> None:
 
 
 def test_spec_builds_the_compiled_search() -> None:
-    assert isinstance(from_spec("3", "whistling", 0), CompiledWhistlingAlphaBeta)
-    assert isinstance(from_spec("t=0.3s", "whistling", 0), CompiledWhistlingAlphaBeta)
+    assert isinstance(make_agent("alphabeta:3", "whistling", 0), CompiledWhistlingAlphaBeta)
+    assert isinstance(make_agent("alphabeta:t=0.3s", "whistling", 0), CompiledWhistlingAlphaBeta)
 
 
 def test_time_limit_stops_the_compiled_search() -> None:
     state = State.start()
     # load the compiled search and its clock first (the first clock read costs ~0.1 s)
-    from_spec("1,t=5s", "whistling", 0).select_move(state)
-    agent = from_spec("t=0.05s", "whistling", 0)
+    make_agent("alphabeta:1,t=5s", "whistling", 0).select_move(state)
+    agent = make_agent("alphabeta:t=0.05s", "whistling", 0)
     assert agent.select_move(state) in state.legal_moves()
     assert agent.stats()["seconds"] < 1.0 and agent.stats()["depth_sum"] >= 1
-    agent = from_spec("9", "whistling", 0)
+    agent = make_agent("alphabeta:9", "whistling", 0)
     agent.set_move_time(0.05)
     agent.select_move(state)
     assert agent.stats()["seconds"] < 1.0 and agent.stats()["depth_sum"] < 9

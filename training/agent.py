@@ -8,23 +8,10 @@ lazily the first time a ``checkpoint:...`` spec is built). Specs:
   training checkpoint (``runs/NAME/checkpoint.pt``: its latest network);
 * ``checkpoint:loa`` (``ultima``, ``whistling``): the network shipped with
   boardzoo for that game (package data ``boardzoo/agents/nets/<game>.pt``);
-* options after commas: ``sims=N`` simulations per action (default 100; 0 plays
-  the raw policy's most likely legal action, no search), ``root=puct|gumbel``
-  (default: the network's ``play.root``, else the root it was trained with),
-  ``m=N`` Gumbel root candidates (default: the network's ``play.gumbel_m``, or its ``gumbel_m``
-  when that is 0; ignored by ``puct``), ``ptemp=T`` the search's policy softmax temperature
-  (default: the network's ``play.policy_temperature``, 1 unless its config sets it),
-  ``forced=skip|search``: whether the search plays forced actions below the root through
-  without a simulation (default: the network's ``play.skip_forced``), ``win1=on|off``:
-  whether the search looks for wins in one (default: the network's ``play.win_in_one``;
-  Ultima's checkmates in one, other games have no such check), ``leaf=D``: each search leaf
-  valued by an alpha-beta search of D turns instead of the network's value (default: the
-  network's ``play.leaf_depth``, 0: off; LOA and Ultima), ``stop=on|off``: whether the
-  search stops once its remaining simulations cannot change its move (default: the
-  network's ``play.stop_early``, on; PUCT roots only), ``batch=N``: evaluate up to N leaves
-  in one network call, spread by virtual loss (default 1; PUCT roots only: more simulations
-  a second on a CPU, not the same search as one leaf at a time).
-  Example: ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
+* options after commas, declared once in :data:`AGENT_KIND` (``sims=N``, ``root=``, ``m=``,
+  ``ptemp=``, ``forced=``, ``win1=``, ``leaf=``, ``stop=``, ``batch=``); each ``play`` option
+  defaults to the network's own ``play`` section (docs/training.md). Example:
+  ``checkpoint:runs/loa/best.pt,sims=0``, ``checkpoint:runs/ultima/best.pt,m=64``.
 
 A position with a single legal action is played without the network, and so is a win at
 once found by ``win1=on``.
@@ -48,10 +35,20 @@ from typing import Any
 import numpy as np
 import torch
 
+from boardzoo.agents.agent_spec import (
+    AgentKind,
+    AgentSpec,
+    Option,
+    Parser,
+    choice,
+    number,
+    switch,
+    unquote,
+    whole,
+)
 from boardzoo.agents.base import UnknownAgentError
 from boardzoo.agents.policy import ActionAgent
 from boardzoo.envs.core.actions import MoveActions
-from boardzoo.envs.core.game import echo
 from boardzoo.envs.core.registry import GAMES, action_game, get_spec
 
 from .checkpoint import CheckpointError, load
@@ -182,46 +179,37 @@ def winning_action(game: str) -> Callable[[Any], int | None] | None:
     return spec.winning_move
 
 
-def _parse(arg: str | None) -> tuple[str, dict[str, str]]:
-    if not arg:
-        raise UnknownAgentError("agent checkpoint needs a path or game name: checkpoint:PATH "
-                                "or checkpoint:loa (options: ,sims=N ,root=puct|gumbel ,m=N "
-                                ",ptemp=T ,forced=skip|search ,win1=on|off ,leaf=D ,stop=on|off "
-                                ",batch=N)")
-    first, *rest = arg.split(",")
-    opts = {}
-    for part in rest:
-        key, eq, value = part.partition("=")
-        key = key.strip().lower()
-        if not eq or key not in ("sims", "root", "m", "ptemp", "forced", "win1", "leaf",
-                                    "stop", "batch"):
-            raise UnknownAgentError(f"agent checkpoint: unknown option {echo(part.strip())}; "
-                                    f"use sims=N, root=puct|gumbel, m=N, ptemp=T, "
-                                    f"forced=skip|search, win1=on|off, leaf=D, "
-                                    f"stop=on|off or batch=N")
-        opts[key] = value.strip()
-    return first.strip(), opts
+#: ``checkpoint:PATH[,sims=N][,root=...]...``; the ``play`` options default to the network's
+#: own ``play`` section (None here: the network decides).
+AGENT_KIND = AgentKind("checkpoint", (
+    Option("sims", whole(0), "simulations per action (0: the raw policy's most likely "
+           "legal action, no search)", DEFAULT_SIMS),
+    Option("root", choice(*ROOT_RULES), "the root rule (default: the network's play.root, "
+           "else the root it was trained with)"),
+    Option("m", whole(1), "Gumbel root candidates (default: the network's play.gumbel_m, or "
+           "its gumbel_m when that is 0; ignored by puct)"),
+    Option("ptemp", number(0, above=True, metavar="T"), "the search's policy softmax temperature "
+           "(default: the network's play.policy_temperature, 1 unless its config sets it)"),
+    Option("forced", switch("skip", "search"), "whether the search plays forced actions "
+           "below the root through without a simulation (default: play.skip_forced)"),
+    Option("win1", switch("on", "off"), "whether the search looks for wins in one (Ultima's "
+           "checkmates; default: play.win_in_one)"),
+    Option("leaf", whole(0, 8, "D"), "each search leaf valued by an alpha-beta search of D "
+           "turns (default: play.leaf_depth, 0: off; LOA and Ultima)"),
+    Option("stop", switch("on", "off"), "whether the search stops once its remaining "
+           "simulations cannot change its move (default: play.stop_early, on; PUCT roots)"),
+    Option("batch", whole(1, MAX_LEAF_BATCH), "leaves evaluated in one network call, spread "
+           "by virtual loss (PUCT roots; not the same search as one leaf at a time)", 1),
+), value=Option("path", Parser(unquote, "a path or game name", "PATH"),
+                "a path or game name (loa, ultima, whistling: the shipped network)"),
+    required=True)
 
 
-def _option(opts: dict[str, str], key: str, convert: Callable[[str], Any],
-            ok: Callable[[Any], bool], want: str) -> Any:
-    """Return option ``key`` converted and checked (None when absent); UnknownAgentError
-    naming what it must be otherwise."""
-    if key not in opts:
-        return None
-    try:
-        value = convert(opts[key])
-        if ok(value):
-            return value
-    except ValueError:
-        pass
-    raise UnknownAgentError(f"agent checkpoint: {key} must be {want}, got {echo(opts[key])}")
-
-
-def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
+def from_spec(spec: AgentSpec, game: str, seed: int | None) -> NetAgent:
     """Build ``checkpoint:PATH[,sims=N][,root=puct|gumbel][,m=N][,ptemp=T]
     [,forced=skip|search][,win1=on|off][,leaf=D][,stop=on|off][,batch=N]`` for ``game``."""
-    where, opts = _parse(arg)
+    opts = AGENT_KIND.bind(spec)
+    where = opts["path"]
     path = Path(where)
     if where in GAMES and not path.is_file():
         path = shipped_net(where)
@@ -229,31 +217,19 @@ def from_spec(arg: str | None, game: str, seed: int | None) -> NetAgent:
             raise CheckpointError(f"no network is shipped for {where!r} yet; train one with "
                                   f"`boardzoo train --config configs/{where}.yaml` and use "
                                   f"checkpoint:runs/{where}/best.pt")
-    sims = _option(opts, "sims", int, lambda v: v >= 0, "a whole number >= 0")
-    sims = DEFAULT_SIMS if sims is None else sims
-    m = _option(opts, "m", int, lambda v: v >= 1, "a whole number >= 1")
-    ptemp = _option(opts, "ptemp", float, lambda v: 0 < v < math.inf, "a number > 0")
     net, cfg, _ = load_net(path, game)
-    forced = _option(opts, "forced", str, lambda v: v in ("skip", "search"), "skip or search")
-    root = _option(opts, "root", str, lambda v: v in ROOT_RULES, " or ".join(ROOT_RULES))
-    win1 = _option(opts, "win1", str, lambda v: v in ("on", "off"), "on or off")
-    leaf = _option(opts, "leaf", int, lambda v: 0 <= v <= 8, "a whole number from 0 to 8")
-    stop = _option(opts, "stop", str, lambda v: v in ("on", "off"), "on or off")
-    batch = _option(opts, "batch", int, lambda v: 1 <= v <= MAX_LEAF_BATCH,
-                    f"a whole number from 1 to {MAX_LEAF_BATCH}")
-    if leaf and not isinstance(get_spec(game).actions, MoveActions):
+    if opts["leaf"] and not isinstance(get_spec(game).actions, MoveActions):
         raise UnknownAgentError(f"agent checkpoint: leaf=D needs a game whose actions are "
                                 f"whole moves (LOA, Ultima), not {game}")
-    play = {"gumbel_m": m, "policy_temperature": ptemp, "root": root, "leaf_depth": leaf,
-            "skip_forced": None if forced is None else forced == "skip",
-            "win_in_one": None if win1 is None else win1 == "on",
-            "stop_early": None if stop is None else stop == "on"}
+    play = {"gumbel_m": opts["m"], "policy_temperature": opts["ptemp"], "root": opts["root"],
+            "leaf_depth": opts["leaf"], "skip_forced": opts["forced"],
+            "win_in_one": opts["win1"], "stop_early": opts["stop"]}
     cfg = dataclasses.replace(cfg, play=dataclasses.replace(
         cfg.play, **{k: v for k, v in play.items() if v is not None}))
-    agent = NetAgent(game, net, cfg, sims, seed)
-    if batch and batch > 1:
+    agent = NetAgent(game, net, cfg, opts["sims"], seed)
+    if opts["batch"] > 1:
         if agent.search_cfg.root != "puct":
             raise UnknownAgentError("agent checkpoint: batch=N needs a PUCT root (add root=puct): "
                                     "a Gumbel root's halving counts its simulations one by one")
-        agent.leaf_batch = batch
+        agent.leaf_batch = opts["batch"]
     return agent

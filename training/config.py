@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from boardzoo.agents.agent_spec import kind_of, spec_list
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
 from boardzoo.agents.processes import worker_count_problem
 from boardzoo.envs.core.game import ECHO_LIMIT, BoardzooError, echo
@@ -93,8 +94,9 @@ def _coerce(where: str, value: Any, typ: Any) -> Any:
         raise ConfigError(f"{where}: expected a string, got {echo(value)}")
     if typing.get_origin(typ) is list:
         (item,) = typing.get_args(typ)
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, str):  # a list of agent specs keeps each spec's options
+            value = spec_list(value) if item is str else [v.strip() for v in value.split(",")
+                                                           if v.strip()]
         if not isinstance(value, list):
             raise ConfigError(f"{where}: expected a list, got {echo(value)}")
         return [_coerce(f"{where}[{i}]", v, item) for i, v in enumerate(value)]
@@ -204,7 +206,7 @@ def validate(cfg: Config) -> Config:
     need(0 <= e.promote_threshold <= 1, "eval.promote_threshold", "between 0 and 1")
     need(e.opening_moves >= 0, "eval.opening_moves", "0 or more")
     for spec in e.baselines:
-        kind = spec.partition(":")[0].lower()
+        kind = kind_of(spec)
         need(kind in AGENT_FACTORIES and kind not in INTERACTIVE_KINDS, "eval.baselines",
              f"agent specs such as random, mcts:50, alphabeta:2 (got {echo(spec)})")
     check_bounds(dataclasses.asdict(cfg))  # every numeric key in a sane range, finite

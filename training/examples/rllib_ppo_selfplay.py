@@ -29,6 +29,7 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+from boardzoo.agents.agent_spec import spec_list
 from boardzoo.agents.rllib_support import (
     MAIN,
     RANDOM,
@@ -152,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     module.eval()
     evals = {spec: evaluate(module, args.game, spec.strip(), args.eval_games,
                             seed=10_000 + args.seed)
-             for spec in args.eval_opponents.split(",")}
+             for spec in spec_list(args.eval_opponents)}
     summary = {"game": args.game, "iterations": args.iterations, "seed": args.seed,
                "vs_random": args.vs_random,
                "env_steps": history[-1]["env_steps"] if history else 0,

@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from boardzoo.agents.alphabeta import MAX_DEPTH, WIN
-from boardzoo.agents.alphabeta import from_spec as alphabeta
+from boardzoo.agents.alphabeta import MAX_DEPTH, WIN, searcher
 from boardzoo.agents.evaluation import as_value, get_scale
 from boardzoo.envs.core.game import GameState
 
@@ -32,7 +31,7 @@ class LeafSearch:
     def __init__(self, game: str, depth: int) -> None:
         self.depth = depth
         # the agent alphabeta:D builds: the compiled search where the game has one
-        self.searcher = alphabeta(str(depth), game, None)
+        self.searcher = searcher(game, depth=depth)
         self.scale = get_scale(game)
         #: Positions valued (one alpha-beta search each).
         self.positions = 0
