@@ -1,10 +1,13 @@
 """Random-play AEC steps/s of every boardzoo env next to PettingZoo's chess_v6 and
 connect_four_v3 in the same run, plus perft leaves/s of each boardzoo rules engine.
 
-Usage: python bench/env_steps.py [--seconds 3]
+Usage: python bench/env_steps.py [--seconds 3] [--policy mask|legal]
 Each env runs with PettingZoo's standard wrappers (``env()``, as a user gets it) and each
-boardzoo env also without them (``raw_env()``, "raw": the env's own cost). The last line
-printed is one JSON object with every figure.
+boardzoo env also without them (``raw_env()``, "raw": the env's own cost). The random policy
+draws from ``np.flatnonzero(obs["action_mask"])`` (``--policy mask``, the default) or from the
+env's ``legal_actions()`` where it has one (``--policy legal``: the same draws, so the same
+games, without scanning the mask; PettingZoo's envs keep the mask). The last line printed is
+one JSON object with every figure.
 
 Needs the ``dev`` extra (``pip install -e ".[dev]"``): PettingZoo's chess_v6 imports ``chess``
 (python-chess) and connect_four_v3 imports pygame (docs/performance.md).
@@ -16,6 +19,7 @@ import argparse
 import importlib
 import json
 import time
+from typing import Any
 
 import numpy as np
 
@@ -27,14 +31,17 @@ ROUNDS = 3
 PERFT_DEPTH = {"loa": 4, "ultima": 3, "whistling": 2}
 
 
-def random_play(make_env, seconds: float, seed: int = 0) -> tuple[int, int | None, float]:
-    """Play uniformly random legal actions through the AEC API for ``seconds``.
+def random_play(make_env, seconds: float, seed: int = 0,
+                policy: str = "mask") -> tuple[int, int | None, float]:
+    """Play uniformly random legal actions through the AEC API for ``seconds``, drawn from the
+    mask's legal indices, or from ``legal_actions()`` with ``policy="legal"`` where the env has it.
 
     Returns (AEC steps, whole turns or None if the env does not count them, elapsed seconds).
     """
     rng = np.random.default_rng(seed)
     env = make_env()
     counts_turns = hasattr(env.unwrapped, "turns_played")
+    listed = policy == "legal" and hasattr(env, "legal_actions")
     steps, turns, started = 0, 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
         if counts_turns:
@@ -44,6 +51,8 @@ def random_play(make_env, seconds: float, seed: int = 0) -> tuple[int, int | Non
             obs, _, term, trunc, _ = env.last()
             if term or trunc:
                 action = None
+            elif listed:  # the same list, ascending, as the mask's indices
+                action = int(rng.choice(env.legal_actions()))
             else:
                 action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
             env.step(action)
@@ -60,8 +69,11 @@ def random_play(make_env, seconds: float, seed: int = 0) -> tuple[int, int | Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per env")
+    parser.add_argument("--policy", choices=("mask", "legal"), default="mask",
+                        help="draw from the mask's indices or from legal_actions()")
     args = parser.parse_args()
-    figures: dict[str, dict] = {"steps_per_second": {}, "turns_per_second": {},
+    figures: dict[str, Any] = {"policy": args.policy, "steps_per_second": {},
+                               "turns_per_second": {},
                                 "raw_steps_per_second": {}, "perft_leaves_per_second": {}}
     envs, raw = {}, {}
     for game in GAMES:
@@ -78,7 +90,8 @@ def main() -> None:
     totals = {name: [0, 0, 0.0] for name in envs}
     for round_ in range(ROUNDS):
         for name, make_env in envs.items():
-            steps, turns, elapsed = random_play(make_env, args.seconds / ROUNDS, seed=round_)
+            steps, turns, elapsed = random_play(make_env, args.seconds / ROUNDS, round_,
+                                                args.policy)
             totals[name][0] += steps
             totals[name][1] = None if turns is None else totals[name][1] + turns
             totals[name][2] += elapsed

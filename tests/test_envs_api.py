@@ -76,7 +76,7 @@ def test_illegal_action_ends_game_with_penalty(game):
 @pytest.mark.parametrize("game", GAMES)
 def test_wrappers_read_the_raw_envs_step_data(game):
     # the stack keeps PettingZoo's wrapper types and their checks; every layer shows the raw
-    # env's per-step data, read in one look-up (boardzoo.envs.aec.RawData)
+    # env's per-step data and legal actions, read in one look-up (boardzoo.envs.aec.RawData)
     from pettingzoo.utils import wrappers
 
     from boardzoo.envs.aec import STEP_DATA, RawData
@@ -93,12 +93,31 @@ def test_wrappers_read_the_raw_envs_step_data(game):
     kinds = (wrappers.OrderEnforcingWrapper, wrappers.AssertOutOfBoundsWrapper,
              wrappers.TerminateIllegalWrapper)
     assert all(any(isinstance(w, k) for w in layers) for k in kinds)
-    assert all(isinstance(w, RawData) for w in layers[1:])
+    assert all(isinstance(w, RawData) for w in layers)
+    assert str(env) == "IntegerActionWrapper<" + str(raw) + ">"  # as PettingZoo's stack shows
     rng = np.random.default_rng(0)
     for _ in range(6):
         obs, *_ = env.last()
-        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        legal = np.flatnonzero(obs["action_mask"]).tolist()
+        assert legal and all(w.legal_actions() == legal for w in layers)
+        env.step(int(rng.choice(legal)))
         for w in layers:
             assert all(getattr(w, name) is getattr(raw, name) for name in STEP_DATA)
     layers[1].infos = {"x": {}}  # a write lands on the raw env, as a read comes from it
     assert raw.infos == {"x": {}}
+
+
+def test_out_of_bounds_check_still_refuses_what_pettingzoo_refuses():
+    # wrap()'s AssertOutOfBoundsWrapper skips PettingZoo's check for the Python ints the
+    # integer check above it passes; on its own it still asserts as PettingZoo's does
+    from boardzoo.envs.aec import AssertOutOfBoundsWrapper
+
+    env = AssertOutOfBoundsWrapper(env_module("loa").raw_env())
+    env.reset()
+    with pytest.raises(AssertionError, match="not in action space"):
+        env.step(513)
+    with pytest.raises(AssertionError, match="not in action space"):
+        env.step(-1)
+    legal = env.legal_actions()[0]
+    env.step(np.int64(legal))  # a NumPy integer in the space passes PettingZoo's check
+    assert env.unwrapped.turns_played == 1

@@ -267,6 +267,28 @@ def test_the_comparison_sees_a_one_bit_evaluation_error() -> None:
         assert hashlib.sha256(repr(wrong).encode()).hexdigest()[:8] != same
 
 
+def test_play_is_is_legal_apply_and_notation_in_one(
+        halves: tuple[list[State], list[State]]) -> None:
+    # State.play (the env's step) against the three calls it replaces, every action of a
+    # sample of the positions, finished games (no legal action) included
+    played = checked = 0
+    for state in [*halves[0][:300], *halves[1][:300]]:
+        for move in range(PASS + 1):
+            got = state.play(move)
+            if not state.is_legal(move):
+                assert got is None
+                continue
+            child, text = got
+            want = state.apply(move)
+            assert (child.to_text(), child.history, child.outcome()) == (
+                want.to_text(), want.history, want.outcome())
+            assert text == state.move_to_str(move)
+            played += 1
+        checked += state.is_terminal()
+    assert played > 1000 and checked > 10
+    assert all(State.start().play(m) is None for m in (-1, PASS + 1, 10**30))
+
+
 def test_moves_come_in_generation_order(halves: tuple[list[State], list[State]]) -> None:
     # the order the agents' random choices depend on: by origin, then line, then direction
     for state in [*halves[0], *halves[1]]:

@@ -48,6 +48,12 @@ class LoaActions(MoveActions):
             mark_legal(state.bb[0], state.bb[1], state.side, mask)
         return mask
 
+    def apply_action(self, state: State, action: int) -> tuple[State, str]:
+        played = state.play(action)
+        if played is None:
+            raise MoveError(f"action {action} is not legal in {state.to_text()!r}")
+        return played
+
     def move_of(self, state: State, action: int) -> int:
         if not state.is_legal(action):
             raise MoveError(f"action {action} is not legal in {state.to_text()!r}")

@@ -238,6 +238,19 @@ def is_legal(black: np.uint64, white: np.uint64, side: int, move: int) -> bool:
     return False
 
 
+@njit("Tuple((boolean, uint64, uint64, boolean, int64))(uint64, uint64, int64, int64)",
+      cache=True)
+def play(black: np.uint64, white: np.uint64, side: int,
+         move: int) -> tuple[bool, np.uint64, np.uint64, bool, int]:
+    """Return (legal, black, white, captured, destination) for ``move`` by ``side`` in an
+    unfinished game: :func:`is_legal`, then :func:`apply_move` and the destination (-1 for
+    the pass) when it is legal (why: the env's step, one call instead of three)."""
+    if not is_legal(black, white, side, move):
+        return False, black, white, False, -1
+    b, w, captured = apply_move(black, white, side, move)
+    return True, b, w, captured, -1 if move == PASS else destination(black, white, move)
+
+
 @njit(cache=True)
 def _perft(black: np.uint64, white: np.uint64, side: int, ply: int, depth: int,
            moves: np.ndarray) -> int:

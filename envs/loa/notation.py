@@ -20,10 +20,16 @@ def move_to_str(state: State, move: int) -> str:
     """Return the canonical text of a legal move: ``from-to``, ``fromxto`` or ``pass``."""
     if move == PASS:
         return "pass"
-    origin = move >> 3
     target = state.destination(move)
-    sep = "x" if state.bb[1 - state.side] >> target & 1 else "-"
-    return f"{square_name(origin)}{sep}{square_name(target)}"
+    return move_text(move, target, bool(state.bb[1 - state.side] >> target & 1))
+
+
+def move_text(move: int, target: int, capture: bool) -> str:
+    """Return the canonical text of a legal move that lands on ``target`` (any for the pass)
+    and captures there or not."""
+    if move == PASS:
+        return "pass"
+    return f"{square_name(move >> 3)}{'x' if capture else '-'}{square_name(target)}"
 
 
 def parse_move(state: State, text: str) -> int:

@@ -31,7 +31,7 @@ from .kernel import (
     WHITE,
     is_connected,
 )
-from .notation import move_to_str, parse_move
+from .notation import move_text, move_to_str, parse_move
 
 __all__ = ["BLACK", "MOVE_CAP", "PASS", "START_TEXT", "WHITE", "State", "is_connected"]
 
@@ -39,7 +39,7 @@ START_TEXT = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0"
 # result code -> winner (None: the game goes on, or a draw)
 _WINNER = (None, BLACK, WHITE, None, None)
 _judge, _legal_moves, _apply_move = kernel.judge, kernel.legal_moves, kernel.apply_move
-_destination, _is_legal = kernel.destination, kernel.is_legal
+_destination, _is_legal, _play = kernel.destination, kernel.is_legal, kernel.play
 _empty, _int64 = np.empty, np.int64
 
 
@@ -142,6 +142,21 @@ class State(GameState):
         black, white, captured = _apply_move(self.bb[0], self.bb[1], self.side, move)
         if not track_history:
             return State(black, white, 1 - self.side, self._ply + 1)
+        return self._child(black, white, captured)
+
+    def play(self, move: int) -> tuple[State, str] | None:
+        """Return (the position after ``move``, its notation) when ``move`` is legal here,
+        else None: :meth:`is_legal`, :meth:`apply` and :meth:`move_to_str` in one kernel call
+        (the env's step)."""
+        if self._result != ONGOING or not 0 <= move <= PASS:
+            return None
+        legal, black, white, captured, target = _play(self.bb[0], self.bb[1], self.side, move)
+        if not legal:
+            return None
+        return self._child(black, white, captured), move_text(move, target, captured)
+
+    def _child(self, black: int, white: int, captured: bool) -> State:
+        """Return the position (black, white) that a move from here made."""
         # a capture can never be undone: earlier positions cannot recur
         history = (*(() if captured else self.history), (*self.bb, self.side))  # + key()
         return State(black, white, 1 - self.side, self._ply + 1, history)

@@ -50,6 +50,11 @@ class UltimaActions(MoveActions):
     num_actions = NUM_ACTIONS
     observation_shape = (8, 8, NUM_PLANES)
 
+    def action_mask(self, state: State) -> np.ndarray:
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        mask[state.legal_arrays()[0]] = 1  # why not legal_moves(): an array indexes faster
+        return mask
+
     def move_of(self, state: State, action: int) -> int:
         # captures() also knows the moves of a drawn position: refuse those here
         if state.is_terminal():

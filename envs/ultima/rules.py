@@ -58,7 +58,7 @@ class State(GameState):
     name = "ultima"
     player_names = ("white", "black")
     __slots__ = ("board", "side", "halfmove", "fullmove", "history", "_array", "_moves",
-                 "_move_array", "_cap_array", "_captures", "_result")
+                 "_move_array", "_cap_array", "_result")
 
     def __init__(self, board: bytes, side: int = 0, halfmove: int = 0, fullmove: int = 1,
                  history: tuple[bytes, ...] | None = None) -> None:
@@ -76,7 +76,6 @@ class State(GameState):
         self._moves: list[int] | None = None  # the pieces' moves, also once the game is over
         self._move_array: np.ndarray | None = None  # the same, as the kernel's int64 array
         self._cap_array: np.ndarray | None = None  # their capture masks (int64)
-        self._captures: dict[int, int] | None = None  # move -> capture mask
         self._result = ONGOING
 
     # -- construction and text ------------------------------------------------------
@@ -171,11 +170,13 @@ class State(GameState):
     def capture_mask(self, move: int) -> int | None:
         """Return the kernel's capture mask of ``move`` (int64), or None when no piece can
         make it (see :meth:`captures`)."""
-        if self._captures is None:
-            if self._moves is None:
-                self._ask()
-            self._captures = dict(zip(self._moves, self._cap_array.tolist(), strict=True))  # type: ignore[arg-type, union-attr]
-        return self._captures.get(move)
+        if self._moves is None:
+            self._ask()
+        try:  # why not a dict: building it cost a quarter of an env step, for one look-up
+            i = self._moves.index(move)  # type: ignore[union-attr]
+        except ValueError:
+            return None
+        return int(self._cap_array[i])  # type: ignore[index]
 
     def captures(self, move: int) -> tuple[int, ...] | None:
         """Return the squares ``move`` captures (ascending), or None when no piece can make it.

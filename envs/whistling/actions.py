@@ -54,8 +54,6 @@ from .rules import HOP_ACTION, State, Turn
 
 NUM_PLANES = 11
 NUM_ACTIONS = NUM_CELLS * 6 * MAX_DISTANCE
-_BASE = np.zeros((NUM_ROWS, NUM_COLUMNS, NUM_PLANES), dtype=np.float32)
-_BASE[kernel.GRID_ROW, kernel.GRID_COL, 10] = 1.0  # plane 10: the board's cells
 
 Candidate = tuple[Turn, tuple[int, ...]]  # a legal turn and its hop actions
 
@@ -96,24 +94,40 @@ class HopState:
     hops, never the list of whole turns, which can be huge (docs/whistling.md).
     """
 
-    __slots__ = ("game", "done", "path", "caps", "board", "hops")
+    __slots__ = ("game", "done", "path", "caps", "board", "hops", "hop_array", "words")
 
     def __init__(self, game: State, done: tuple[int, ...] = (), path: tuple[int, ...] = (),
                  caps: tuple[int, ...] = (),
-                 board: tuple[int, int, int, int] | None = None) -> None:
+                 board: tuple[int, int, int, int] | None = None,
+                 words: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """``done``: actions played this turn; ``path``/``caps``: the cells visited and each
-        hop's captures; ``board``: (x, o, moving stone, last direction) mid-chain."""
+        hop's captures; ``board``: (x, o, moving stone, last direction) mid-chain; ``words``:
+        the board's X and O stones as the kernel's words, if known."""
         self.game = game
         self.done = done
         self.path = path
         self.caps = caps
         self.board = board if board is not None else (*game.stones, -1, -1)
-        #: The legal next hops' actions, ascending; filled on first use (why: every step of
-        #: a random or MCTS rollout needs them).
+        #: The legal next hops' actions, ascending, as a list and as an int64 array (the
+        #: mask's indices); filled on first use (why: every step of a random or MCTS rollout
+        #: needs them).
         self.hops: list[int] | None = None
+        self.hop_array: np.ndarray | None = None
+        #: X's and O's stones as the kernel's uint64 words (do not write to them); made once
+        #: (why: the hops, the next hop and the observation each need them).
+        self.words = words
 
     def __repr__(self) -> str:
         return f"HopState({self.game.to_text()!r}, done={self.done})"
+
+
+def _words(state: HopState) -> tuple[np.ndarray, np.ndarray]:
+    """Return X's and O's stones of ``state`` as the kernel's words (cached on ``state``)."""
+    words = state.words
+    if words is None:
+        x, o, _, _ = state.board
+        words = state.words = (kernel.words(x), kernel.words(o))
+    return words
 
 
 def _hops(state: HopState) -> list[int]:
@@ -121,8 +135,9 @@ def _hops(state: HopState) -> list[int]:
     hops = state.hops
     if hops is None:
         game = state.game
-        hops = state.hops = kernel.hop_actions(*state.board[:2], game.side, game.quiet,
-                                               *state.board[2:])
+        array = state.hop_array = kernel.hop_array(*_words(state), game.side, game.quiet,
+                                                   *state.board[2:])
+        hops = state.hops = array.tolist()
     return hops
 
 
@@ -167,7 +182,8 @@ class WhistlingActions(ActionGame):
 
     def action_mask(self, state: HopState) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        mask[_hops(state)] = 1
+        _hops(state)
+        mask[state.hop_array] = 1
         return mask
 
     def _check(self, state: HopState, action: int) -> None:
@@ -179,26 +195,30 @@ class WhistlingActions(ActionGame):
         after = self._step(state, int(action))
         if isinstance(after, HopState):
             return after, None
-        return HopState(state.game.play(after)), turn_to_str(after)
+        turn, following = after
+        return following, turn_to_str(turn)
 
-    def _step(self, state: HopState, action: int) -> HopState | Turn:
-        """Return the mid-chain state after a legal hop, or the whole turn it completes."""
+    def _step(self, state: HopState, action: int) -> HopState | tuple[Turn, HopState]:
+        """Return the mid-chain state after a legal hop, or the whole turn it completes with
+        the state that starts the next turn (the kernel's board after the hop, words and all)."""
         self._check(state, action)
         game = state.game
-        x, o, mover, last = state.board
+        _, _, mover, last = state.board
         enemy = state.board[1 - game.side]
-        x, o, side, _, mover, last = kernel.play_hop(x, o, game.side, game.quiet, mover, last,
-                                                     action)
+        a, b, side, quiet, mover, last = kernel.apply_hop(*_words(state), game.side, game.quiet,
+                                                          mover, last, action)
+        x, o = kernel.mask_of(a), kernel.mask_of(b)
         cell, d, k = decode(action)
-        dest = RAYS[cell][d][k - 1]
+        path = (state.path or (cell,)) + (RAYS[cell][d][k - 1],)
         c = enemy & ~(x, o)[1 - game.side]
-        path = (state.path or (cell,)) + (dest,)
-        caps = state.caps + (c,)
-        if mover < 0:  # the turn is complete
-            if len(path) == 2 and not c:
-                return Turn(path, (0,), PLAIN)
-            return Turn(path, caps, CRUSH if len(path) == 2 and k == 1 else WHISTLE)
-        return HopState(game, state.done + (action,), path, caps, (x, o, mover, last))
+        if mover >= 0:  # the turn goes on
+            return HopState(game, state.done + (action,), path, state.caps + (c,),
+                            (x, o, mover, last), (a, b))
+        if len(path) == 2 and not c:
+            turn = Turn(path, (0,), PLAIN)
+        else:
+            turn = Turn(path, state.caps + (c,), CRUSH if len(path) == 2 and k == 1 else WHISTLE)
+        return turn, HopState(State(x, o, side, quiet, game.ply + 1), words=(a, b))
 
     def board(self, state: HopState) -> tuple[int, int, int, int]:
         """Return (X stones, O stones, moving stone or -1, last hop direction or -1) as on the
@@ -206,10 +226,11 @@ class WhistlingActions(ActionGame):
         return state.board
 
     def observation(self, state: HopState, player: int) -> np.ndarray:
-        x, o, cell, d = state.board
+        _, _, cell, d = state.board
+        x, o = _words(state)
         own, enemy = (x, o) if player == 0 else (o, x)
-        obs = _BASE.copy()
-        kernel.planes(kernel.words(own), kernel.words(enemy), cell, d, state.game.quiet, obs)
+        obs = np.zeros(self.observation_shape, dtype=np.float32)
+        kernel.planes(own, enemy, cell, d, state.game.quiet, obs)
         return obs
 
     def action_to_str(self, state: HopState, action: int) -> str:
@@ -252,7 +273,7 @@ class WhistlingActions(ActionGame):
             if isinstance(after, HopState):
                 state = after
             else:
-                turn = after
+                turn = after[0]
         if turn is None and state.done:
             turn = Turn(state.path, state.caps, WHISTLE)
         return turn

@@ -40,6 +40,8 @@ the facts the Python rules engine recorded before this kernel replaced it.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core.game import PositionError
@@ -1215,7 +1217,7 @@ def perft_words(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
     return _perft(own, enemy, quiet, depth)
 
 
-# -- the env's observation (actions.py: planes 0-9; plane 10, the board's cells, is constant) --
+# -- the env's observation (actions.py) ---------------------------------------------------------
 
 #: Grid row (0-20) and column (0-40) of each cell: where the observation shows it.
 GRID_ROW = np.array([r - 1 for _, r in CELLS], np.int64)
@@ -1226,10 +1228,12 @@ GRID_COL = np.array([c for c, _ in CELLS], np.int64)
 def planes(own: np.ndarray, enemy: np.ndarray, cell: int, d: int, quiet: int,
            out: np.ndarray) -> None:
     """Write the observer's stones (plane 0), the opponent's (1), the stone that must go on
-    (2) and its last hop's direction (3 + d) mid-chain, and quiet / DRAW_QUIET capped at 1
-    (9) into ``out`` (21, 41, 11), whose other entries the caller set."""
+    (2) and its last hop's direction (3 + d) mid-chain, quiet / DRAW_QUIET capped at 1 (9)
+    and the board's cells (10) into ``out`` (21, 41, 11), zero everywhere else (why not a
+    copy of the constant plane: a zeroed array costs a third of a copy)."""
     for i in range(NC):
         w, b = i >> 6, i & 63
+        out[GRID_ROW[i], GRID_COL[i], 10] = 1.0
         if _has(own[w], b):
             out[GRID_ROW[i], GRID_COL[i], 0] = 1.0
         elif _has(enemy[w], b):
@@ -1288,11 +1292,25 @@ def hop_actions(x: int, o: int, side: int, quiet: int, mover: int = -1,
     """Return the legal hop actions, ascending: at a turn's start (``mover`` -1) the first hops
     of the legal turns, mid-chain (the board as it stands, the moving stone on ``mover``, its
     last hop along ``last``) the hops that continue a maximal chain (actions.py's mask)."""
-    out = np.empty(NUM_ACTIONS, np.int64)
-    n, status = legal_actions(words(x), words(o), side, quiet, mover, last, out)
+    return hop_array(words(x), words(o), side, quiet, mover, last).tolist()
+
+
+def hop_array(x: np.ndarray, o: np.ndarray, side: int, quiet: int, mover: int,
+              last: int) -> np.ndarray:
+    """Return :func:`hop_actions` as an int64 array, from the stones as words (why: the env
+    keeps a position's words and indexes its mask with the array)."""
+    out = getattr(_SCRATCH, "hops", None)
+    if out is None:  # this thread's first call
+        out = _SCRATCH.hops = np.empty(NUM_ACTIONS, np.int64)
+    n, status = legal_actions(x, o, side, quiet, mover, last, out)
     if status != OK:
         raise _refused(status, "listing the hops")
-    return out[:n].tolist()
+    return out[:n].copy()
+
+
+#: Per-thread room for :func:`hop_array`'s kernel call (why: a fresh 318 KB buffer a call
+#: cost more than the copy of the few hops it holds).
+_SCRATCH = threading.local()
 
 
 def play_hop(x: int, o: int, side: int, quiet: int, mover: int, last: int,
