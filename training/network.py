@@ -44,12 +44,14 @@ Options (all off by default, so default configs build the same network):
 
 from __future__ import annotations
 
+import copy
 from typing import ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from boardzoo.envs.core.layout import ActionLayout, InternalGrid, PairLayout
 from boardzoo.envs.core.registry import get_spec
@@ -58,6 +60,14 @@ from .config import ConfigError, ModelConfig
 
 #: |tanh argument| limit of the value prior path: tanh(8) < 1 in float32.
 PRIOR_CLIP = 8.0
+
+#: Bytes of one trunk layer's float32 activations (rows x channels x grid cells x 4) that
+#: an inference call (eval mode) keeps together: a larger batch runs through the trunk in
+#: near-equal chunks of at most that size. A batch whose activations outgrow the core's
+#: cache costs more per row (``bench/net_inference.py``: Whistling's 21 x 21 grid, ...).
+#: Each row's features are bit for bit those of one call with the whole batch: the
+#: convolutions compute every row alone at any batch size except one row.
+TRUNK_CHUNK_BYTES = 512 * 1024
 
 
 class MaskedConv2d(nn.Conv2d):
@@ -326,6 +336,9 @@ class PolicyValueNet(nn.Module):
             feature_of = grid.inverse(h * w)
             h, w = grid.height, grid.width
         ch = cfg.channels
+        #: Rows of one trunk call in eval mode (:meth:`_trunk`); the bench
+        #: ``bench/net_inference.py`` measures other values.
+        self.trunk_rows = max(2, TRUNK_CHUNK_BYTES // (4 * ch * h * w))
         self.stem = nn.Sequential(conv3x3(c, ch, kernel_mask), nn.BatchNorm2d(ch), nn.ReLU())
         self.blocks = nn.ModuleList(ResBlock(ch, kernel_mask) for _ in range(cfg.blocks))
         self.policy = policy_head(ch, cfg, num_actions, h * w, feature_of, layout, pairs)
@@ -383,7 +396,9 @@ class PolicyValueNet(nn.Module):
         return action_prior
 
     def _trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Return the trunk's features ``(B, C, H, W)`` of observations and the cell mask."""
+        """Return the trunk's features ``(B, C, H, W)`` of observations and the cell mask;
+        in eval mode a batch of more than :attr:`trunk_rows` rows goes through the layers
+        in near-equal chunks (see :data:`TRUNK_CHUNK_BYTES`)."""
         x = obs.permute(0, 3, 1, 2)
         mask = None
         if self.grid is not None:
@@ -393,12 +408,28 @@ class PolicyValueNet(nn.Module):
             mask = self.grid_mask
         elif self.cell_mask_plane is not None:
             mask = x[:, self.cell_mask_plane : self.cell_mask_plane + 1]
+        # near-equal chunks, none of one row: a one-row convolution takes another
+        # algorithm, whose results differ in the last bits from the same row's in a batch
+        rows = len(x)
+        parts = 1 if self.training else min(-(-rows // self.trunk_rows), rows // 2)
+        if parts <= 1:
+            return self._layers(x, mask), mask
+        if mask is None or mask.shape[0] == 1:
+            chunks = [self._layers(part, mask) for part in torch.tensor_split(x, parts)]
+        else:
+            chunks = [self._layers(part, m) for part, m in
+                      zip(torch.tensor_split(x, parts), torch.tensor_split(mask, parts),
+                          strict=True)]
+        return torch.cat(chunks), mask
+
+    def _layers(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Return the stem's and the residual blocks' features of trunk inputs ``x``."""
         x = self.stem(x)
         if mask is not None:
             x = x * mask
         for block in self.blocks:
             x = block(x, mask)
-        return x, mask
+        return x
 
     def _value(self, x: torch.Tensor, mask: torch.Tensor | None,
                prior: torch.Tensor | None) -> torch.Tensor:
@@ -418,6 +449,26 @@ class PolicyValueNet(nn.Module):
         """Return the action prior's logits, ``policy_prior`` x ``action_prior``: what the
         fresh network's policy is, and what ``train.prior_kl`` pulls the learnt one toward."""
         return self.policy_prior * action_prior
+
+
+def fold_batchnorm(net: PolicyValueNet) -> PolicyValueNet:
+    """Return an eval-mode copy of ``net`` whose batch norms are folded into the
+    convolutions before them (their running statistics and affine weights scale each
+    output channel and give it a bias), for inference only. Its outputs equal ``net``'s
+    in eval mode up to float32 rounding, not bit for bit (``bench/net_inference.py``)."""
+    folded = copy.deepcopy(net).eval()
+    for module in list(folded.modules()):
+        if isinstance(module, nn.Sequential):
+            for i in range(len(module) - 1):
+                if isinstance(module[i], nn.Conv2d) and isinstance(module[i + 1],
+                                                                   nn.BatchNorm2d):
+                    module[i] = fuse_conv_bn_eval(module[i], module[i + 1])
+                    module[i + 1] = nn.Identity()
+        elif isinstance(module, ResBlock):
+            module.conv1 = fuse_conv_bn_eval(module.conv1, module.bn1)
+            module.conv2 = fuse_conv_bn_eval(module.conv2, module.bn2)
+            module.bn1, module.bn2 = nn.Identity(), nn.Identity()
+    return folded
 
 
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
