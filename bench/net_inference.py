@@ -1,7 +1,7 @@
 """CPU cost of the network's inference in self-play, by batch size, trunk chunking and option.
 
 Usage: python bench/net_inference.py --game whistling [--config FILE] [--batches 8,16,32]
-       [--chunks 4,8,16] [--rounds 30] [--threads 1] [--options fold,channels_last,bf16]
+       [--chunks 4,8,16] [--rounds 30] [--threads 1] [--options no_grad,fold,channels_last,bf16]
        [--compile]
 
 The network is the config's (``configs/<game>.yaml`` by default), seeded, with every
@@ -19,7 +19,7 @@ those of ``whole`` and the largest difference. Variants:
 * ``chunks:N``: near-equal chunks of at most N rows (``--chunks``);
 * ``no_grad``: ``torch.no_grad`` instead of ``torch.inference_mode``;
 * ``fold``: batch norm folded into the convolutions
-  (:func:`~boardzoo.training.network.fold_batchnorm`);
+  (:func:`fold_batchnorm`);
 * ``channels_last``: weights in channels-last memory format;
 * ``bf16``: CPU autocast to bfloat16;
 * ``compile``: ``torch.compile`` of the default network (``--compile``; its first
@@ -42,15 +42,37 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
+from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from boardzoo.envs.core.registry import action_game
 from boardzoo.training.config import load_config
 from boardzoo.training.knowledge import Knowledge
-from boardzoo.training.network import PolicyValueNet, build_net, fold_batchnorm
+from boardzoo.training.network import PolicyValueNet, ResBlock, build_net
 
 REPO = Path(__file__).resolve().parent.parent
 
 Outputs = tuple[torch.Tensor, torch.Tensor]
+
+
+def fold_batchnorm(net: PolicyValueNet) -> PolicyValueNet:
+    """Return an eval-mode copy of ``net`` whose batch norms are folded into the
+    convolutions before them (their running statistics and affine weights scale each
+    output channel and give it a bias), for inference only. Its outputs equal ``net``'s
+    in eval mode up to float32 rounding, not bit for bit (``bench/net_inference.py``)."""
+    folded = copy.deepcopy(net).eval()
+    for module in list(folded.modules()):
+        if isinstance(module, nn.Sequential):
+            for i in range(len(module) - 1):
+                if isinstance(module[i], nn.Conv2d) and isinstance(module[i + 1],
+                                                                   nn.BatchNorm2d):
+                    module[i] = fuse_conv_bn_eval(module[i], module[i + 1])
+                    module[i + 1] = nn.Identity()
+        elif isinstance(module, ResBlock):
+            module.conv1 = fuse_conv_bn_eval(module.conv1, module.bn1)
+            module.conv2 = fuse_conv_bn_eval(module.conv2, module.bn2)
+            module.bn1, module.bn2 = nn.Identity(), nn.Identity()
+    return folded
 
 
 def perturbed_net(cfg, game) -> PolicyValueNet:
@@ -159,10 +181,12 @@ def main() -> None:
     states = random_states(game, max(batches), cfg.seed)
     compiled, compile_s = None, None
     if args.compile:
-        compiled = torch.compile(net)
+        # forward_at is what self-play calls; shapes vary with the legal actions' count
+        compiled = copy.copy(net)
+        compiled.forward_at = torch.compile(net.forward_at, dynamic=True)
         c = time.process_time()
         call_of(net, game, states[:batches[0]], knowledge)(compiled, torch.inference_mode)
-        compile_s = round(time.process_time() - c, 1)
+        compile_s = round(time.process_time() - c, 1)  # (CPU of this process only)
         print(f"torch.compile: first call {compile_s} CPU s", flush=True)
     result: dict[str, dict] = {}
     for batch in batches:

@@ -1,8 +1,10 @@
 """The network's inference paths: the trunk's chunks in eval mode (bit for bit the whole
-batch's features) and batch norm folded into the convolutions (equal up to rounding)."""
+batch's features), and batch norm folded into the convolutions as bench/net_inference.py
+measures it (equal up to rounding)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +14,14 @@ import torch
 from boardzoo.envs.core.registry import action_game
 from boardzoo.training.config import load_config
 from boardzoo.training.knowledge import Knowledge
-from boardzoo.training.network import build_net, fold_batchnorm
+from boardzoo.training.network import build_net
 
 from conftest import random_action_states
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+
+from net_inference import fold_batchnorm  # noqa: E402  (bench/net_inference.py)
 
 torch.set_num_threads(1)
 

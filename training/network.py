@@ -44,14 +44,12 @@ Options (all off by default, so default configs build the same network):
 
 from __future__ import annotations
 
-import copy
 from typing import ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from boardzoo.envs.core.layout import ActionLayout, InternalGrid, PairLayout
 from boardzoo.envs.core.registry import get_spec
@@ -63,10 +61,12 @@ PRIOR_CLIP = 8.0
 
 #: Bytes of one trunk layer's float32 activations (rows x channels x grid cells x 4) that
 #: an inference call (eval mode) keeps together: a larger batch runs through the trunk in
-#: near-equal chunks of at most that size. A batch whose activations outgrow the core's
-#: cache costs more per row (``bench/net_inference.py``: Whistling's 21 x 21 grid, ...).
-#: Each row's features are bit for bit those of one call with the whole batch: the
-#: convolutions compute every row alone at any batch size except one row.
+#: near-equal chunks of at most that size, since a batch whose activations outgrow the
+#: core's cache costs more per row (``bench/net_inference.py``, one thread: Whistling's
+#: 32 channels on the 21 x 21 grid, 56 KiB a row, cost 0.82 ms a position at a batch of
+#: 8 and 1.03 ms at 16 in one call, 0.90 ms in chunks of 8). Each row's features are bit
+#: for bit those of one call with the whole batch (tests/test_net_inference.py): the
+#: convolutions compute each row alone at any batch size but one row.
 TRUNK_CHUNK_BYTES = 512 * 1024
 
 
@@ -449,26 +449,6 @@ class PolicyValueNet(nn.Module):
         """Return the action prior's logits, ``policy_prior`` x ``action_prior``: what the
         fresh network's policy is, and what ``train.prior_kl`` pulls the learnt one toward."""
         return self.policy_prior * action_prior
-
-
-def fold_batchnorm(net: PolicyValueNet) -> PolicyValueNet:
-    """Return an eval-mode copy of ``net`` whose batch norms are folded into the
-    convolutions before them (their running statistics and affine weights scale each
-    output channel and give it a bias), for inference only. Its outputs equal ``net``'s
-    in eval mode up to float32 rounding, not bit for bit (``bench/net_inference.py``)."""
-    folded = copy.deepcopy(net).eval()
-    for module in list(folded.modules()):
-        if isinstance(module, nn.Sequential):
-            for i in range(len(module) - 1):
-                if isinstance(module[i], nn.Conv2d) and isinstance(module[i + 1],
-                                                                   nn.BatchNorm2d):
-                    module[i] = fuse_conv_bn_eval(module[i], module[i + 1])
-                    module[i + 1] = nn.Identity()
-        elif isinstance(module, ResBlock):
-            module.conv1 = fuse_conv_bn_eval(module.conv1, module.bn1)
-            module.conv2 = fuse_conv_bn_eval(module.conv2, module.bn2)
-            module.bn1, module.bn2 = nn.Identity(), nn.Identity()
-    return folded
 
 
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
