@@ -3,7 +3,7 @@ reference path, with the same fresh network, simulations and seeds, in one run.
 
 Usage: python bench/selfplay_speed.py --game loa [--config FILE] [--games 64] [--simulations 32]
        [--max-moves M] [--root gumbel|puct] [--threads 1] [--repeats 1]
-       [--engine both|reference|batched] [--parallel-games N]
+       [--engine both|reference|batched] [--parallel-games N] [--before OLD_CHECKOUT ...]
 
 The network is a fresh default one from ``configs/<game>.yaml`` (or ``--config``; its
 priors, ``model.value_prior`` / ``model.policy_prior``, included: the batched path computes
@@ -20,12 +20,21 @@ an example) included; with ``--parallel-games`` smaller than ``--games`` the
 games run in waves, as ``selfplay.parallel_games`` makes the trainer do.
 The last line printed is one JSON object (game, games, simulations,
 games_per_hour_batched, games_per_hour_reference, ratio, and details).
+
+``--before DIR`` (repeatable) compares checkouts: this script then runs each older
+checkout's own ``bench/selfplay_speed.py`` (with its ``.venv``) and this one's, each in
+a subprocess with the other arguments, taking turns for ``--repeats`` rounds (the order
+reversed every other round), and its JSON line holds each checkout's best positions per
+CPU-second of each engine (``runs``: every run's JSON line) and the ratios of this
+checkout's to each older one's (``vs``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -53,6 +62,45 @@ def timed(play) -> dict[str, float]:
             "capped": sum(r.capped for r in records)}
 
 
+def passed_on_arguments() -> list[str]:
+    """Return this script's arguments without ``--before`` and ``--repeats`` (and values)."""
+    out, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif arg in ("--before", "--repeats"):
+            skip = True
+        elif not arg.startswith(("--before=", "--repeats=")):
+            out.append(arg)
+    return out
+
+
+def compare_checkouts(before: list[str], repeats: int) -> None:
+    """Run this bench in each older checkout and in this one, taking turns; print each
+    run's line, then one JSON object of the best positions per CPU-second and ratios."""
+    checkouts = [str(Path(b).resolve()) for b in before] + [str(REPO)]
+    argv = passed_on_arguments() + ["--repeats", "1"]
+    runs: dict[str, list[dict]] = {c: [] for c in checkouts}
+    for r in range(repeats):
+        for c in checkouts if r % 2 == 0 else checkouts[::-1]:
+            python = str(Path(c) / ".venv" / "bin" / "python")
+            out = subprocess.run([python, str(Path(c) / "bench" / "selfplay_speed.py"), *argv],
+                                 check=True, capture_output=True, text=True, cwd=c).stdout
+            line = json.loads(out.strip().splitlines()[-1])
+            runs[c].append(line)
+            rates = {k: v for k, v in line.items() if k.startswith("positions_per_cpu_s_")}
+            print(f"{c}: {rates}", flush=True)
+    best = {c: {k[len("positions_per_cpu_s_"):]: max(run[k] for run in rs)
+                for k in rs[0] if k.startswith("positions_per_cpu_s_")}
+            for c, rs in runs.items()}
+    new = best[str(REPO)]
+    vs = {c: {engine: round(new[engine] / rate, 3) for engine, rate in best[c].items()
+              if engine in new}
+          for c in checkouts[:-1]}
+    print(json.dumps({"positions_per_cpu_s": best, "vs": vs, "repeats": repeats,
+                      "arguments": argv[:-2], "runs": runs}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--game", default="loa")
@@ -70,7 +118,12 @@ def main() -> None:
     parser.add_argument("--engine", choices=["both", "reference", "batched"], default="both")
     parser.add_argument("--parallel-games", type=int, default=None,
                         help="games sharing one network batch (default: --games)")
+    parser.add_argument("--before", action="append", default=[],
+                        help="an older checkout (with its .venv) to run beside this one")
     args = parser.parse_args()
+    if args.before:
+        compare_checkouts(args.before, args.repeats)
+        return
     torch.set_num_threads(args.threads)
     width = args.parallel_games or args.games
     sets = [f"selfplay.games_per_iteration={args.games}", f"selfplay.parallel_games={width}",

@@ -59,6 +59,16 @@ from .config import ConfigError, ModelConfig
 #: |tanh argument| limit of the value prior path: tanh(8) < 1 in float32.
 PRIOR_CLIP = 8.0
 
+#: Bytes of one trunk layer's float32 activations (rows x channels x grid cells x 4) that
+#: an inference call (eval mode) keeps together: a larger batch runs through the trunk in
+#: near-equal chunks of at most that size, since a batch whose activations outgrow the
+#: core's cache costs more per row (``bench/net_inference.py``, one thread: Whistling's
+#: 32 channels on the 21 x 21 grid, 56 KiB a row, cost 0.82 ms a position at a batch of
+#: 8 and 1.03 ms at 16 in one call, 0.90 ms in chunks of 8). Each row's features are bit
+#: for bit those of one call with the whole batch (tests/test_net_inference.py): the
+#: convolutions compute each row alone at any batch size but one row.
+TRUNK_CHUNK_BYTES = 512 * 1024
+
 
 class MaskedConv2d(nn.Conv2d):
     """A 3 x 3 convolution whose kernel is multiplied by a fixed mask (hex neighbourhoods)."""
@@ -326,6 +336,9 @@ class PolicyValueNet(nn.Module):
             feature_of = grid.inverse(h * w)
             h, w = grid.height, grid.width
         ch = cfg.channels
+        #: Rows of one trunk call in eval mode (:meth:`_trunk`); the bench
+        #: ``bench/net_inference.py`` measures other values.
+        self.trunk_rows = max(2, TRUNK_CHUNK_BYTES // (4 * ch * h * w))
         self.stem = nn.Sequential(conv3x3(c, ch, kernel_mask), nn.BatchNorm2d(ch), nn.ReLU())
         self.blocks = nn.ModuleList(ResBlock(ch, kernel_mask) for _ in range(cfg.blocks))
         self.policy = policy_head(ch, cfg, num_actions, h * w, feature_of, layout, pairs)
@@ -383,7 +396,9 @@ class PolicyValueNet(nn.Module):
         return action_prior
 
     def _trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Return the trunk's features ``(B, C, H, W)`` of observations and the cell mask."""
+        """Return the trunk's features ``(B, C, H, W)`` of observations and the cell mask;
+        in eval mode a batch of more than :attr:`trunk_rows` rows goes through the layers
+        in near-equal chunks (see :data:`TRUNK_CHUNK_BYTES`)."""
         x = obs.permute(0, 3, 1, 2)
         mask = None
         if self.grid is not None:
@@ -393,12 +408,28 @@ class PolicyValueNet(nn.Module):
             mask = self.grid_mask
         elif self.cell_mask_plane is not None:
             mask = x[:, self.cell_mask_plane : self.cell_mask_plane + 1]
+        # near-equal chunks, none of one row: a one-row convolution takes another
+        # algorithm, whose results differ in the last bits from the same row's in a batch
+        rows = len(x)
+        parts = 1 if self.training else min(-(-rows // self.trunk_rows), rows // 2)
+        if parts <= 1:
+            return self._layers(x, mask), mask
+        if mask is None or mask.shape[0] == 1:
+            chunks = [self._layers(part, mask) for part in torch.tensor_split(x, parts)]
+        else:
+            chunks = [self._layers(part, m) for part, m in
+                      zip(torch.tensor_split(x, parts), torch.tensor_split(mask, parts),
+                          strict=True)]
+        return torch.cat(chunks), mask
+
+    def _layers(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Return the stem's and the residual blocks' features of trunk inputs ``x``."""
         x = self.stem(x)
         if mask is not None:
             x = x * mask
         for block in self.blocks:
             x = block(x, mask)
-        return x, mask
+        return x
 
     def _value(self, x: torch.Tensor, mask: torch.Tensor | None,
                prior: torch.Tensor | None) -> torch.Tensor:
