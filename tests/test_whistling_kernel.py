@@ -28,6 +28,7 @@ from boardzoo.cli import main
 from boardzoo.envs.core.game import PositionError
 from boardzoo.envs.whistling import kernel as K
 from boardzoo.envs.whistling.actions import HopState, WhistlingActions
+from boardzoo.envs.whistling.evaluation import whistling_eval
 from boardzoo.envs.whistling.hexgrid import (
     BIT,
     CELL_INDEX,
@@ -167,6 +168,23 @@ def test_rules_env_and_evaluation_equal_the_recorded_python_engine(sample: list[
     assert not bad, f"{len(bad)} of {k} positions differ, first {sample[bad[0]].to_text()!r}"
     if len(hashes) == n:
         assert hashlib.sha256("\n".join(hashes).encode()).hexdigest() == digest
+
+
+def test_the_search_leaf_equals_the_result_and_the_evaluation(sample: list[State]) -> None:
+    # judge, the compiled search's question at every node (its workspace kept from position to
+    # position), answers the result and the evaluation that the recorded facts hold
+    lw = K.leaf_workspace()
+    codes = {"ongoing": K.ONGOING, "x": K.X_WINS, "o": K.O_WINS, "draw": K.DRAW}
+    seen = set()
+    for state in sample[4:3000]:  # the worst twenty-stone positions take seconds each
+        x, o, side, quiet = words(state)
+        r, value, status = K.judge(x, o, side, quiet, True, lw)
+        assert (r, status) == (codes[state.result()], K.OK), state.to_text()
+        if r == K.ONGOING:
+            assert float.hex(value) == float.hex(whistling_eval(state)), state.to_text()
+            seen.add(state.max_capture() > 0)
+        assert K.judge(x, o, side, quiet, False, lw)[:1] == (r,)
+    assert seen == {False, True}
 
 
 def test_the_comparison_sees_a_one_bit_evaluation_error() -> None:
