@@ -4,9 +4,10 @@ with another checkout's (``--before DIR``: its ``.venv``, e.g. the Python rules 
 kernel replaced).
 
 Each position runs in a fresh child process (why: peak RSS is per process), which answers
-``legal_count()`` (what ``boardzoo perft whistling 1`` prints), with ``--list`` then
-``legal_moves()`` (what ``boardzoo legal`` lists), and reports CPU seconds, peak RSS, the
-count, N and the number listed, or the refusal; ``answer_wall_s`` is the questions' wall
+``legal_count()`` (what ``boardzoo perft whistling 1`` prints), with ``--list`` then the
+env's legal hops at the turn's start (``WhistlingActions.legal_actions``, the action mask:
+they need every chain node's best, where a count does not), and reports CPU seconds, peak
+RSS, the count, N and the hops, or the refusal; ``answer_wall_s`` is the questions' wall
 time (the engine loaded before the clock starts), ``wall_s`` the child's, start included.
 With ``--before`` each position runs in both checkouts, one after the other.
 
@@ -36,6 +37,7 @@ ISSUE = "D6/p2,m3,r6,F6,x8,C9,e11,x12,z12,j14,A15,C15,I15,m17,m19,G19 x 0"
 _CHILD = """
 import json, resource, sys, time
 from boardzoo.envs.core.game import PositionError
+from boardzoo.envs.whistling.actions import HopState, WhistlingActions
 from boardzoo.envs.whistling.rules import State
 State(1, 2, 0).legal_count()  # the engine loaded before the clock starts
 state = State.from_text(sys.argv[1])
@@ -43,7 +45,7 @@ t0, w0 = time.process_time(), time.perf_counter()
 try:
     out = {"count": state.legal_count(), "n": state.max_capture()}
     if sys.argv[2] == "list":
-        out["listed"] = len(state.legal_moves())
+        out["hops"] = WhistlingActions().legal_actions(HopState(state))
 except PositionError as e:
     out = {"refused": str(e)}
 out["cpu_s"] = round(time.process_time() - t0, 2)
@@ -103,7 +105,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("--list", action="store_true", help="also list the turns (legal_moves)")
+    ap.add_argument("--list", action="store_true", help="also list the hops at the start")
     ap.add_argument("--before", help="another checkout (with its .venv), measured alike")
     args = ap.parse_args()
     texts = [ISSUE] + [scattered(s, args.stones)
