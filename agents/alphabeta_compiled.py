@@ -92,18 +92,24 @@ def from_tt(value: float, ply: int) -> float:
 
 
 @njit(cache=True)
-def _slot(tt: np.ndarray, key: np.ndarray) -> int:
-    """Return the row holding ``key`` (its words), or the empty row where it belongs."""
-    width = key.shape[0]
+def key_hash(key: np.ndarray) -> np.uint64:
+    """Return the hash of a key's words (a table of 2**k rows takes its low k bits)."""
     h = np.uint64(0)
-    for k in range(width):
+    for k in range(key.shape[0]):
         # multiply, then fold the high bits down: a key differing only in a word's high
         # bits must still land in another slot
         h = (h ^ key[k]) * _MIX1
         h ^= h >> _S31
     h *= _MIX2
     h ^= h >> _S32
-    i = np.int64(h & np.uint64(tt.shape[0] - 1))
+    return h
+
+
+@njit(cache=True)
+def _slot(tt: np.ndarray, key: np.ndarray) -> int:
+    """Return the row holding ``key`` (its words), or the empty row where it belongs."""
+    width = key.shape[0]
+    i = np.int64(key_hash(key) & np.uint64(tt.shape[0] - 1))
     last = tt.shape[0] - 1
     while True:
         if tt[i, width] == 0:

@@ -28,9 +28,10 @@ What it reproduces of the reference, and how:
 from __future__ import annotations
 
 import numpy as np
+from numba import typeof
 from numba.types import Tuple, float64, int64, uint64
 
-from boardzoo.envs.core.jit_bits import lowest_square
+from boardzoo.envs.core.jit_bits import bits_float, float_bits, lowest_square
 from boardzoo.envs.whistling import kernel as K
 from boardzoo.envs.whistling.rules import State, Turn
 
@@ -45,6 +46,7 @@ from .alphabeta_compiled import (
     _slot,
     cut_by_entry,
     from_tt,
+    key_hash,
     order_moves,
     reward,
     timed_out,
@@ -69,11 +71,18 @@ INITIAL_TURNS = 1 << 12
 #: evaluation, or 3: listing the turns).
 REFUSED = 3
 _NINE, _U1 = np.uint64(9), np.uint64(1)
+#: Rows of the evaluation cache: the evaluation of a position at a depth-0 node, by its exact
+#: key, one row a hash (a newer position takes the row: a lost entry is evaluated again). Why:
+#: a leaf reached again (X's two moves in either order around one reply of O) is evaluated
+#: again, since the table keeps no leaves: one leaf in ten of the depth-3 search from the start
+#: (55,482 evaluations of 50,298 positions). 2**16 rows of 15 words.
+EVAL_ROWS = 1 << 16
 
 _TABLE = uint64[:, ::1]
-# tt, stats, killers, history, turn table, turn count, boards, keys, turn keys
+# tt, stats, killers, history, turn table, turn count, boards, keys, turn keys, the kernel's
+# leaf workspace, the evaluation cache
 _ARRAYS = (_TABLE, int64[::1], int64[:, ::1], int64[::1], _TABLE, int64[::1],
-           uint64[:, :, ::1], _TABLE, _TABLE)
+           uint64[:, :, ::1], _TABLE, _TABLE, typeof(K.leaf_workspace()), _TABLE)
 _RETURNS = (_TABLE, _TABLE, int64[::1])
 
 
@@ -132,12 +141,31 @@ def _refuse(stats: np.ndarray, why: int, status: int) -> None:
 
 
 @njit(cache=True)
+def _cached(cache: np.ndarray, key: np.ndarray) -> tuple[int, bool]:
+    """Return (the row of ``key`` in the evaluation cache, whether it holds its value)."""
+    i = np.int64(key_hash(key) & np.uint64(cache.shape[0] - 1))
+    if cache[i, KEY_WORDS] == 0:
+        return i, False
+    for k in range(KEY_WORDS):
+        if cache[i, k] != key[k]:
+            return i, False
+    return i, True
+
+
+@njit(cache=True)
 def _leaf(boards: np.ndarray, side: int, quiet: int, depth: int, ply: int,
-          stats: np.ndarray) -> tuple[bool, float]:
+          stats: np.ndarray, lw: tuple, cache: np.ndarray, key: np.ndarray) -> tuple[bool, float]:
     """Return (True, value) for a finished game, a depth-0 node or a refused evaluation,
-    else (False, 0)."""
+    else (False, 0): the kernel's result, and at depth 0 its evaluation, in one call (an
+    evaluation already in ``cache`` is the position's: only unfinished positions go in)."""
     x, o = boards[ply, 0], boards[ply, 1]
-    r = K.result(x, o, side, quiet)
+    row, known = -1, False
+    if depth <= 0:
+        _pack(x, o, side, quiet, key)
+        row, known = _cached(cache, key)
+        if known:
+            return True, bits_float(cache[row, KEY_WORDS + 1])
+    r, value, status = K.judge(x, o, side, quiet, depth <= 0, lw)
     if r == K.DRAW:
         return True, 0.0
     if r != K.ONGOING:
@@ -145,18 +173,13 @@ def _leaf(boards: np.ndarray, side: int, quiet: int, depth: int, ply: int,
         return True, (WIN - ply) if won else -1.0 * (WIN - ply)
     if depth > 0:
         return False, 0.0
-    value, status = K.evaluate(x, o, side, quiet)
     if status != K.OK:
         _refuse(stats, np.int64(2), status)
+        return True, value
+    for k in range(KEY_WORDS):
+        cache[row, k] = key[k]
+    cache[row, KEY_WORDS], cache[row, KEY_WORDS + 1] = _U1, float_bits(value)
     return True, value
-
-
-@njit(cache=True)
-def _set_child(boards: np.ndarray, ply: int, side: int, own: np.ndarray,
-               enemy: np.ndarray) -> None:
-    """Write the child position (the mover ``side``'s stones ``own``) into boards[ply]."""
-    boards[ply, side] = own
-    boards[ply, 1 - side] = enemy
 
 
 @njit(cache=True)
@@ -182,13 +205,13 @@ def _local_order(ids: np.ndarray, n: int, tt_move: int, killers: np.ndarray,
                                  int64), cache=True)
 def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
              turns: np.ndarray, count: np.ndarray, boards: np.ndarray, keys: np.ndarray,
-             tkeys: np.ndarray, deadline: float, side: int, quiet: int, depth: int,
-             alpha: float, beta: float, ply: int) -> tuple:
+             tkeys: np.ndarray, lw: tuple, cache: np.ndarray, deadline: float, side: int,
+             quiet: int, depth: int, alpha: float, beta: float, ply: int) -> tuple:
     """Return (value of ``boards[ply]`` for ``side`` to move within (alpha, beta), the table,
     the turn table, the history); ``ply`` is the distance from the root."""
     if timed_out(stats, deadline):
         return 0.0, tt, turns, history
-    done, value = _leaf(boards, side, quiet, depth, ply, stats)
+    done, value = _leaf(boards, side, quiet, depth, ply, stats, lw, cache, keys[ply])
     if done or stats[ABORTED]:
         return value, tt, turns, history
     key = keys[ply]
@@ -215,11 +238,11 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
     best_value, best_move = -2 * WIN, NO_MOVE
     for j in range(n):
         i = order[j]
-        a, b, q = K._child(own, enemy, quiet, kind[i], path[i], caps[i], lens[i], ecell)
-        _set_child(boards, ply + 1, side, a, b)
+        q = K.child_into(own, enemy, quiet, kind[i], path[i], caps[i], lens[i], ecell,
+                         boards[ply + 1, side], boards[ply + 1, 1 - side])
         child, tt, turns, history = _negamax(tt, stats, killers, history, turns, count,
-                                             boards, keys, tkeys, deadline, 1 - side, q,
-                                             depth - 1, -beta, -alpha, ply + 1)
+                                             boards, keys, tkeys, lw, cache, deadline,
+                                             1 - side, q, depth - 1, -beta, -alpha, ply + 1)
         if stats[ABORTED]:
             return 0.0, tt, turns, history
         value = -child
@@ -239,8 +262,8 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
       cache=True)
 def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
                 turns: np.ndarray, count: np.ndarray, boards: np.ndarray, keys: np.ndarray,
-                tkeys: np.ndarray, deadline: float, side: int, quiet: int,
-                root_rows: np.ndarray, depth: int) -> tuple:
+                tkeys: np.ndarray, lw: tuple, cache: np.ndarray, deadline: float, side: int,
+                quiet: int, root_rows: np.ndarray, depth: int) -> tuple:
     """Search the root's turns (``boards[0]``; ``root_rows``: their rows in the kernel's
     list, in the order to search) to ``depth``; return (best value, best row, the table,
     the turn table, the history), like the reference's ``_root``."""
@@ -249,11 +272,11 @@ def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history:
     alpha, beta = -2 * WIN, 2 * WIN
     best_row, best_value = root_rows[0], -2 * WIN
     for i in root_rows:
-        a, b, q = K._child(own, enemy, quiet, kind[i], path[i], caps[i], lens[i], ecell)
-        _set_child(boards, np.int64(1), side, a, b)
+        q = K.child_into(own, enemy, quiet, kind[i], path[i], caps[i], lens[i], ecell,
+                         boards[1, side], boards[1, 1 - side])
         child, tt, turns, history = _negamax(tt, stats, killers, history, turns, count,
-                                             boards, keys, tkeys, deadline, 1 - side, q,
-                                             depth - 1, -beta, -alpha, 1)
+                                             boards, keys, tkeys, lw, cache, deadline,
+                                             1 - side, q, depth - 1, -beta, -alpha, 1)
         if stats[ABORTED]:
             break
         value = -child
@@ -279,6 +302,8 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
         self._boards = np.zeros((self.plies + 1, 2, W), dtype=np.uint64)
         self._keys = np.zeros((self.plies + 1, KEY_WORDS), dtype=np.uint64)
         self._tkeys = np.zeros((self.plies + 1, TURN_WORDS), dtype=np.uint64)
+        self._leaf = K.leaf_workspace()
+        self._evals = np.zeros((EVAL_ROWS, KEY_WORDS + 2), dtype=np.uint64)
 
     def reset(self) -> None:
         super().reset()
@@ -311,8 +336,8 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
         deadline = self._start()
         value, row, self._tt, self._turns, self._scores = search_root(
             self._tt, self._stats, self._killers, self._scores, self._turns, self._count,
-            self._boards, self._keys, self._tkeys, deadline, side, quiet,
-            np.array([row_of[m] for m in moves], dtype=np.int64), depth)
+            self._boards, self._keys, self._tkeys, self._leaf, self._evals, deadline, side,
+            quiet, np.array([row_of[m] for m in moves], dtype=np.int64), depth)
         self._finish()
         return float(value), listed[int(row)]
 
@@ -324,7 +349,7 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
         self._start()
         value, self._tt, self._turns, self._scores = _negamax(
             self._tt, self._stats, self._killers, self._scores, self._turns, self._count,
-            self._boards, self._keys, self._tkeys, INF, side, quiet, self.depth, -2 * WIN,
-            2 * WIN, 0)
+            self._boards, self._keys, self._tkeys, self._leaf, self._evals, INF, side, quiet,
+            self.depth, -2 * WIN, 2 * WIN, 0)
         self._finish()
         return float(value)

@@ -1,7 +1,9 @@
 """Whistling's rules engine speed through its public API (rules.State, evaluation), optionally
 side by side with another checkout's (``--before``: e.g. the Python rules engine the compiled
 kernel replaced): perft from the start, legal count + one turn applied + the child's
-evaluation on played positions, the worst maximum-capture positions (one stone among 16-20
+evaluation on played positions, the kernel's time a search leaf (result and evaluation,
+timed inside numba on positions two plies below the start and below played positions),
+the worst maximum-capture positions (one stone among 16-20
 scattered enemy stones, issue 44: "Whistling's worst 20-stone positions at least as fast as
 today"); and the kernel's one-time compile cost (a fresh process with an empty numba cache)
 and the cached load.
@@ -109,6 +111,63 @@ def count_apply_eval(n: int) -> dict:
     return {"positions": n, "s": since(t), "sum_of_values": total}
 
 
+def leaf_positions(per_root: int, seed: int) -> list[State]:
+    """Return positions two plies below the start and below four positions of seeded random
+    games (the leaves of a depth-2 search from there), ``per_root`` from each."""
+    rng = random.Random(seed)
+    roots = [State.start()] + played_positions(4, seed)
+    out: list[State] = []
+    for root in roots:
+        children = [c for c in (root.play(t) for t in root.legal_moves()) if not c.is_terminal()]
+        for _ in range(per_root):
+            child = rng.choice(children)
+            out.append(child.play(rng.choice(child.legal_moves())))
+    return out
+
+
+def leaf_times(per_root: int) -> dict:
+    """Return the kernel's microseconds a search leaf (its result and evaluation: what the
+    compiled alpha-beta asks at depth 0), timed inside numba over the positions of
+    :func:`leaf_positions`: ``judge`` on a kept workspace where the kernel has it, else
+    ``result`` and ``evaluate``; and the sum of the values (the same before and after)."""
+    import numpy as np
+    from numba import njit
+
+    from boardzoo.envs.whistling import kernel as K
+
+    states = leaf_positions(per_root, 3)
+    x = np.array([K.words(s.stones[0]) for s in states])
+    o = np.array([K.words(s.stones[1]) for s in states])
+    side = np.array([s.side for s in states], np.int64)
+    quiet = np.array([s.quiet for s in states], np.int64)
+    values = np.empty(len(states))
+    if hasattr(K, "judge"):
+        @njit
+        def run(x, o, side, quiet, values, lw):  # noqa: ANN001, ANN202
+            for i in range(x.shape[0]):
+                values[i] = K.judge(x[i], o[i], side[i], quiet[i], True, lw)[1]
+
+        args: tuple = (x, o, side, quiet, values, K.leaf_workspace())
+    else:
+        @njit
+        def run(x, o, side, quiet, values):  # noqa: ANN001, ANN202
+            for i in range(x.shape[0]):
+                if K.result(x[i], o[i], side[i], quiet[i]) == K.ONGOING:
+                    values[i] = K.evaluate(x[i], o[i], side[i], quiet[i])[0]
+
+        args = (x, o, side, quiet, values)
+    run(*args)  # compiled (its callees loaded from numba's cache) before timing
+    best = (1e9, 1e9)
+    for _ in range(3):
+        t = clock()
+        run(*args)
+        best = min(best, since(t))
+    per = 1e6 / len(states)
+    return {"positions": len(states), "with_capture": sum(s.max_capture() > 0 for s in states),
+            "us_per_leaf": [round(best[0] * per, 2), round(best[1] * per, 2)],
+            "sum_of_values": float(values.sum())}
+
+
 def worst_positions(seeds: int) -> dict:
     """Return the legal count's seconds on the issue's 16-stone position and on ``seeds``
     positions of one stone among 20 scattered enemy stones."""
@@ -126,6 +185,7 @@ def worst_positions(seeds: int) -> dict:
 
 SECTIONS = {"perft": lambda a: perft_times(a.perft_reps),
             "count_apply_eval": lambda a: count_apply_eval(a.positions),
+            "leaf": lambda a: leaf_times(a.positions),
             "worst": lambda a: worst_positions(a.seeds)}
 
 

@@ -28,6 +28,7 @@ from boardzoo.cli import main
 from boardzoo.envs.core.game import PositionError
 from boardzoo.envs.whistling import kernel as K
 from boardzoo.envs.whistling.actions import HopState, WhistlingActions
+from boardzoo.envs.whistling.evaluation import whistling_eval
 from boardzoo.envs.whistling.hexgrid import (
     BIT,
     CELL_INDEX,
@@ -169,6 +170,23 @@ def test_rules_env_and_evaluation_equal_the_recorded_python_engine(sample: list[
         assert hashlib.sha256("\n".join(hashes).encode()).hexdigest() == digest
 
 
+def test_the_search_leaf_equals_the_result_and_the_evaluation(sample: list[State]) -> None:
+    # judge, the compiled search's question at every node (its workspace kept from position to
+    # position), answers the result and the evaluation that the recorded facts hold
+    lw = K.leaf_workspace()
+    codes = {"ongoing": K.ONGOING, "x": K.X_WINS, "o": K.O_WINS, "draw": K.DRAW}
+    seen = set()
+    for state in sample[4:3000]:  # the worst twenty-stone positions take seconds each
+        x, o, side, quiet = words(state)
+        r, value, status = K.judge(x, o, side, quiet, True, lw)
+        assert (r, status) == (codes[state.result()], K.OK), state.to_text()
+        if r == K.ONGOING:
+            assert float.hex(value) == float.hex(whistling_eval(state)), state.to_text()
+            seen.add(state.max_capture() > 0)
+        assert K.judge(x, o, side, quiet, False, lw)[:1] == (r,)
+    assert seen == {False, True}
+
+
 def test_the_comparison_sees_a_one_bit_evaluation_error() -> None:
     # why: the evaluation is compared bit for bit, so a kernel one ulp off must fail
     state = sampled_positions(40)[-1]
@@ -307,6 +325,22 @@ def test_issue_position_counted_played_and_listed(capsys):
 def test_twenty_scattered_stones_counted_layer_by_layer():
     state = State.from_text(scattered(3, 20))  # 335,061 chain nodes
     assert (state.max_capture(), state.legal_count()) == (20, 6990)
+
+
+#: Seed 2's twenty-stone position of bench/whistling_chains.py: the env's legal hops at the
+#: turn's start as the Python rules engine before the kernel gave them (commit 7c0f0b0),
+#: printed in that checkout (5.1 s) by
+#:   python -c "import sys; sys.path.insert(0, 'bench'); from whistling_chains import scattered
+#:   from boardzoo.envs.whistling.actions import HopState, WhistlingActions
+#:   from boardzoo.envs.whistling.rules import State
+#:   print(WhistlingActions().legal_actions(HopState(State.from_text(scattered(2, 20)))))"
+SEED2_HOPS = [3362, 3363, 3365, 3382, 3383, 3422, 3423, 3424]
+
+
+def test_hops_of_a_search_past_the_old_memo_bound_are_listed():
+    # its chain search passes 4M nodes, where the kernel refused to list its hops before the
+    # listing memo was packed (docs/whistling.md, "Worst cases")
+    assert A.legal_actions(HopState(State.from_text(scattered(2, 20)))) == SEED2_HOPS
 
 
 def test_layered_count_equals_the_memo():

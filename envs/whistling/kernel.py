@@ -28,9 +28,11 @@ second one counts the maximal turns over it (``count``), and the hops of maximal
 node's. Nothing lists the turns unless asked: counts and hops walk the memo. Past
 ``COUNT_MEMO_NODES`` nodes (a stone among many scattered enemy stones) a count is answered
 by the layered pass of :func:`_layered_count` (nodes in layers by the stones left, counts
-pushed down layer by layer, each layer freed once expanded); past ``MEMO_NODES`` a list of
-hops is refused (``TOO_BIG``), and so is a position with more than ``MAX_STONES`` enemy
-stones: the Python API at the end raises :class:`ChainLimitError` for those.
+pushed down layer by layer, each layer freed once expanded); a list of hops or turns keeps
+its memo packed (the best alone) up to ``MEMO_BYTES`` and is refused past it (``TOO_BIG``),
+and so is a position with more than ``MAX_STONES`` enemy stones: the Python API at the end
+raises :class:`ChainLimitError` for those. The search's leaves ask for N alone
+(:func:`judge`, :func:`evaluate_in`): a pruned search on a workspace kept between calls.
 
 Every function is ``@njit(cache=True)``: the first call in a fresh environment compiles it
 (bench/whistling_kernel_speed.py states how long), later processes load the machine code
@@ -55,9 +57,10 @@ WORDS = 6  # uint64 words of a 331-cell bitmask
 MAX_DISTANCE = 20
 #: Most enemy stones a chain search numbers: a node key keeps 11 bits for cell and axis.
 MAX_STONES = 52
-#: Memo nodes a search may hold before a count goes to the layered pass and a list of hops
-#: is refused (about 17 bytes a slot, at most half full: 2**22 nodes is about 140 MB).
-MEMO_NODES = 1 << 22
+#: Bytes the memo of a search that lists hops or turns may hold (packed: 8 bytes a slot, at
+#: most half full, so 2**24 nodes; 16 bytes a slot past PACKED_STONES enemy stones): past it
+#: a list is refused. The doubling before the last holds both tables a moment (1.5 times).
+MEMO_BYTES = 256 << 20
 #: Most turns one position's list may hold (the rows take about 200 bytes a turn, the
 #: Python turns as much again): past it a list is refused, a count still answered.
 LIST_TURNS = 1 << 20
@@ -111,6 +114,10 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 RAY, RAY_LEN, GAIN = _tables()
+#: [cell, d]: the whistle zone of the longest hop from ``cell`` along ``d`` (it holds every
+#: shorter hop's) as six words: a stone with no enemy stone there whistles nothing that way.
+STRIP = np.array([[np.frombuffer(ZONES[c][d][RAY_LEN[c, d]].to_bytes(8 * WORDS, "little"),
+                                 np.uint64) for d in range(6)] for c in range(NC)])
 PROJ = np.array(_PROJ, np.int64)  # [d, cell]: <u_d, cell>, spec 1's metric
 
 
@@ -254,7 +261,10 @@ def _scan(sq: np.ndarray, own_cells: np.ndarray, n_own: int, mx: np.ndarray,
 # two arrays (why not a tuple of arrays: unpacking one in every call costs reference counts).
 # ``zt[cell * 6 + d]``: the free run, the union of its zones and of its enemy stones, then per
 # hop length k the enemy stones in the whistle zone (ZC + k) and the one on the k-th ray cell
-# (ZH + k). ``reach[cell]``: per axis every stone a next hop could take, then whether known.
+# (ZH + k). ``reach[cell]``: per axis every stone a next hop could take, then the search
+# that filled the cell's facts: they are known when it equals ``reach[NC, R_DONE]``, the
+# current search's stamp (why a stamp: a new search forgets every cell by one increment, and
+# the arrays can be kept from call to call without clearing them).
 Z_FREE, Z_REACH, Z_HIT, ZC, ZH = 0, 1, 2, 3, 3 + MAX_DISTANCE + 1
 Z_WIDTH = ZH + MAX_DISTANCE + 1
 R_DONE = 4
@@ -263,7 +273,9 @@ R_DONE = 4
 @njit(cache=True)
 def _geometry() -> tuple[np.ndarray, np.ndarray]:
     """Return the per-ray facts (``zt``, ``reach``) of a search, none known yet."""
-    return np.empty((NC * 6, Z_WIDTH), np.uint64), np.zeros((NC, 5), np.uint64)
+    reach = np.zeros((NC + 1, 5), np.uint64)
+    reach[NC, R_DONE] = ONE
+    return np.empty((NC * 6, Z_WIDTH), np.uint64), reach
 
 
 @njit(cache=True)
@@ -298,10 +310,10 @@ def _ray_info(sq: np.ndarray, cell: int, zt: np.ndarray, reach: np.ndarray) -> N
             if d % 3 != a:  # a chain hop changes axis (spec 6); axis 3: any direction
                 r |= zt[cell * 6 + d, Z_REACH]
         reach[cell, a] = r
-    reach[cell, R_DONE] = ONE
+    reach[cell, R_DONE] = reach[NC, R_DONE]
 
 
-# Why the lazy fill is written out at each hot call site (``if reach[cell, R_DONE] == ZERO:
+# Why the lazy fill is written out at each hot call site (``if reach[cell, R_DONE] != stamp:
 # _ray_info(...)``) rather than in a helper: measured, a helper that may call another function
 # costs about 20 ns a call (numba does not inline it), a hop's whole work.
 
@@ -313,7 +325,7 @@ def _capture_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left:
     """Write the capturing hops from node (``cell``, ``axis``, ``left``) at row ``at`` of
     ``hops`` (direction, destination, distance) and ``caps`` (stones taken, bits of
     ``left``), by direction, then distance; return how many."""
-    if reach[cell, R_DONE] == ZERO:
+    if reach[cell, R_DONE] != reach[NC, R_DONE]:
         _ray_info(sq, cell, zt, reach)
     if reach[cell, axis] & left == ZERO:
         return 0
@@ -345,49 +357,93 @@ def _key(cell: int, axis: int, left: np.uint64) -> np.uint64:
 
 
 # -- spec 8: the per-node memo ---------------------------------------------------------------
-# One open-addressing table of (key, value) pairs side by side (why: a look-up is one cache
-# line), value = best capture | number of maximal continuations << 8 (0: not counted yet).
+# One open-addressing table per search, of (key, value) pairs side by side (why: a look-up is
+# one cache line), value = best capture | number of maximal continuations << 8 (0: not
+# counted yet). Listing needs the best alone: its memo is packed, ``key << 8 | best`` in one
+# word (keys below 2**56, up to ``PACKED_STONES`` enemy stones), half the memory.
+
+PACKED_STONES = 45
+BEST_BITS = np.uint64(8)
+BEST_MASK = np.uint64(255)
 
 
 @njit(cache=True)
-def _new_memo(slots: int) -> np.ndarray:
-    """Return an empty memo of ``slots`` (a power of two) (key, value) pairs."""
+def _new_memo(slots: int, packed: bool) -> np.ndarray:
+    """Return an empty memo of ``slots`` (a power of two) slots."""
+    if packed:
+        return np.full(slots, EMPTY_KEY, np.uint64)
     t = np.zeros(2 * slots, np.uint64)
     t[0::2] = EMPTY_KEY
     return t
 
 
 @njit(cache=True)
-def _find(t: np.ndarray, key: np.uint64) -> int:
+def _slots(t: np.ndarray, packed: bool) -> int:
+    """Return the number of slots of a memo."""
+    return t.size if packed else t.size // 2
+
+
+@njit(cache=True)
+def _find(t: np.ndarray, key: np.uint64, packed: bool) -> int:
     """Return the slot of ``key`` in a memo, or the empty slot it would take."""
-    mask = t.size // 2 - 1
+    mask = _slots(t, packed) - 1
     i = np.int64((key * HASH_MUL) >> HASH_SHIFT) & mask
+    if packed:
+        while t[i] != EMPTY_KEY and t[i] >> BEST_BITS != key:
+            i = (i + 1) & mask
+        return i
     while t[2 * i] != key and t[2 * i] != EMPTY_KEY:
         i = (i + 1) & mask
     return i
 
 
 @njit(cache=True)
-def _grow(t: np.ndarray) -> np.ndarray:
+def _taken(t: np.ndarray, j: int, packed: bool) -> bool:
+    """Return True when slot ``j`` of a memo holds a node."""
+    return (t[j] if packed else t[2 * j]) != EMPTY_KEY
+
+
+@njit(cache=True)
+def _put(t: np.ndarray, j: int, key: np.uint64, best: int, packed: bool) -> None:
+    """Write node ``key`` with its best capture into slot ``j`` (not counted yet)."""
+    if packed:
+        t[j] = (key << BEST_BITS) | np.uint64(best)
+    else:
+        t[2 * j], t[2 * j + 1] = key, np.uint64(best)
+
+
+@njit(cache=True)
+def _best_at(t: np.ndarray, j: int, packed: bool) -> int:
+    """Return the best capture kept in slot ``j``."""
+    return np.int64((t[j] if packed else t[2 * j + 1]) & BEST_MASK)
+
+
+@njit(cache=True)
+def _grow(t: np.ndarray, packed: bool) -> np.ndarray:
     """Return the memo rehashed into twice the slots."""
-    bigger = _new_memo(t.size)
-    for i in range(t.size // 2):
-        if t[2 * i] != EMPTY_KEY:
-            j = _find(bigger, t[2 * i])
-            bigger[2 * j], bigger[2 * j + 1] = t[2 * i], t[2 * i + 1]
+    slots = _slots(t, packed)
+    bigger = _new_memo(2 * slots, packed)
+    for i in range(slots):
+        if _taken(t, i, packed):
+            key = t[i] >> BEST_BITS if packed else t[2 * i]
+            j = _find(bigger, key, packed)
+            if packed:
+                bigger[j] = t[i]
+            else:
+                bigger[2 * j], bigger[2 * j + 1] = t[2 * i], t[2 * i + 1]
     return bigger
 
 
 @njit(cache=True)
-def _child_best(memo: np.ndarray, cell: int, axis: int, left: np.uint64,
-                reach: np.ndarray) -> tuple[int, int]:
+def _child_best(memo: np.ndarray, cell: int, axis: int, left: np.uint64, reach: np.ndarray,
+                packed: bool) -> tuple[int, int]:
     """Return (best capture, memo slot or -1) of a node already searched, whose cell's ray
     facts are known (best 0 and no slot for one with no stone left or none in reach: such
     dead ends are never stored)."""
     if left == ZERO or reach[cell, axis] & left == ZERO:
         return 0, -1
-    j = _find(memo, _key(cell, axis, left))
-    return np.int64(memo[2 * j + 1] & np.uint64(255)), j
+    j = _find(memo, _key(cell, axis, left), packed)
+    return _best_at(memo, j, packed), j
 
 
 # Columns of a search frame (one per node on the depth-first stack).
@@ -427,41 +483,44 @@ def _all(m: int) -> np.uint64:
 
 @njit(cache=True)
 def _memo_best(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
-               zt: np.ndarray, reach: np.ndarray, ws: tuple, limit: int) -> tuple[int, np.ndarray]:
-    """Search every chain node of the stone on ``start`` (its first hop's axis ``axis0``)
-    against all ``m`` enemy stones, depth first; return (its best capture, the memo), or
-    best -1 past ``limit`` nodes. Dead ends (no stone left in reach) are never stored."""
+               zt: np.ndarray, reach: np.ndarray, ws: tuple, limit: int, memo: np.ndarray,
+               packed: bool, prune: bool) -> tuple[int, np.ndarray]:
+    """Search the chain nodes of the stone on ``start`` (its first hop's axis ``axis0``)
+    against all ``m`` enemy stones, depth first, into ``memo``; return (its best capture, the
+    memo, grown as needed), or best -1 past ``limit`` nodes. Dead ends (no stone left in
+    reach) are never stored. Every node is searched, as counts and lists need, unless
+    ``prune``: then a node stops trying hops once it takes every stone left (the most any
+    chain can; N alone needs no more)."""
     mx, hops, caps, fr, lefts, accs = ws
-    memo = _new_memo(256)
-    used = 0
-    _push(sq, ecell, zt, reach, ws, 0, start, axis0, _all(m), 0, 0)
+    used, zero = 0, np.int64(0)
+    _push(sq, ecell, zt, reach, ws, zero, start, axis0, _all(m), zero, zero)
     top = 1
     while True:
         f = top - 1
         h = fr[f, F_NEXT]
-        if h < fr[f, F_END]:
+        if h < fr[f, F_END] and not (prune and fr[f, F_VALUE] == popcount(lefts[f])):
             fr[f, F_NEXT] = h + 1
             cap = caps[h]
             left = lefts[f] & ~cap
             cell, axis = hops[h, 1], hops[h, 0] % 3
             v = popcount(cap)
-            if reach[cell, R_DONE] == ZERO:
+            if reach[cell, R_DONE] != reach[NC, R_DONE]:
                 _ray_info(sq, cell, zt, reach)
             if left != ZERO and reach[cell, axis] & left != ZERO:
-                j = _find(memo, _key(cell, axis, left))
-                if memo[2 * j] == EMPTY_KEY:  # a new node: search it first
-                    _push(sq, ecell, zt, reach, ws, top, cell, axis, left, fr[f, F_END], 0)
+                j = _find(memo, _key(cell, axis, left), packed)
+                if not _taken(memo, j, packed):  # a new node: search it first
+                    _push(sq, ecell, zt, reach, ws, top, cell, axis, left, fr[f, F_END], zero)
                     top += 1
                     continue
-                v += np.int64(memo[2 * j + 1])
+                v += _best_at(memo, j, packed)
             fr[f, F_VALUE] = max(fr[f, F_VALUE], v)
             continue
         # every hop of node f is searched: keep its best, hand it to its parent
-        if 2 * (used + 1) > memo.size // 2:
-            memo = _grow(memo)
+        if 2 * (used + 1) > _slots(memo, packed):
+            memo = _grow(memo, packed)
         key = _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f])
-        j = _find(memo, key)
-        memo[2 * j], memo[2 * j + 1] = key, np.uint64(fr[f, F_VALUE])
+        j = _find(memo, key, packed)
+        _put(memo, j, key, fr[f, F_VALUE], packed)
         used += 1
         if used > limit:
             return -1, memo
@@ -470,6 +529,19 @@ def _memo_best(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int
             return fr[0, F_VALUE], memo
         p = top - 1
         fr[p, F_VALUE] = max(fr[p, F_VALUE], popcount(caps[fr[p, F_NEXT] - 1]) + fr[f, F_VALUE])
+
+
+@njit(cache=True)
+def _list_memo(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: int,
+               zt: np.ndarray, reach: np.ndarray, ws: tuple) -> tuple[int, np.ndarray, bool]:
+    """Return (best capture or -1 past the bound, memo, packed) of the search that lists the
+    hops or turns of the stone on ``start``: every node kept, packed when the keys allow,
+    in at most ``MEMO_BYTES`` (the doubling before the last holds both tables a moment)."""
+    packed = m <= PACKED_STONES
+    limit = MEMO_BYTES // (8 if packed else 16) // 2 - 1  # slots at most half full
+    b, memo = _memo_best(sq, ecell, m, start, axis0, zt, reach, ws, limit,
+                         _new_memo(np.int64(256), packed), packed, False)
+    return b, memo, packed
 
 
 @njit(cache=True)
@@ -501,9 +573,9 @@ def _memo_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: in
             cap = caps[h]
             left = lefts[f] & ~cap
             cell, axis = hops[h, 1], hops[h, 0] % 3
-            if reach[cell, R_DONE] == ZERO:
+            if reach[cell, R_DONE] != reach[NC, R_DONE]:
                 _ray_info(sq, cell, zt, reach)
-            cb, j = _child_best(memo, cell, axis, left, reach)
+            cb, j = _child_best(memo, cell, axis, left, reach, False)
             if popcount(cap) + cb != fr[f, F_VALUE]:
                 continue  # not on a maximal chain
             got = ONE  # a node with nothing left to capture ends one turn
@@ -520,7 +592,7 @@ def _memo_count(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, axis0: in
             return accs[0], status
         if accs[f] >= COUNT_LIMIT:
             status = OVERFLOW  # refused by the Python API
-        j = _find(memo, _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f]))
+        j = _find(memo, _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f]), False)
         memo[2 * j + 1] |= accs[f] << np.uint64(8)
         accs[top - 1], status = _add(accs[top - 1], accs[f], status)
 
@@ -533,16 +605,16 @@ def _action(cell: int, d: int, k: int) -> int:
 
 @njit(cache=True)
 def _good_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np.uint64,
-               need: int, memo: np.ndarray, zt: np.ndarray, reach: np.ndarray, ws: tuple,
-               out: np.ndarray, n: int) -> int:
+               need: int, memo: np.ndarray, packed: bool, zt: np.ndarray, reach: np.ndarray,
+               ws: tuple, out: np.ndarray, n: int) -> int:
     """Append to ``out`` the actions of the hops from a node that continue a chain taking
     ``need`` more stones; return the new length."""
     mx, hops, caps, fr, lefts, accs = ws
     k = _capture_hops(sq, ecell, cell, axis, left, zt, reach, mx, hops, caps, 0)
     for h in range(k):
-        if reach[hops[h, 1], R_DONE] == ZERO:
+        if reach[hops[h, 1], R_DONE] != reach[NC, R_DONE]:
             _ray_info(sq, hops[h, 1], zt, reach)
-        cb, _ = _child_best(memo, hops[h, 1], hops[h, 0] % 3, left & ~caps[h], reach)
+        cb, _ = _child_best(memo, hops[h, 1], hops[h, 0] % 3, left & ~caps[h], reach, packed)
         if popcount(caps[h]) + cb == need:
             out[n] = _action(cell, hops[h, 0], hops[h, 2])
             n += 1
@@ -554,7 +626,7 @@ def _good_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np
 
 @njit(cache=True)
 def _turns_from(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, need: int,
-                memo: np.ndarray, zt: np.ndarray, reach: np.ndarray, ws: tuple,
+                memo: np.ndarray, packed: bool, zt: np.ndarray, reach: np.ndarray, ws: tuple,
                 kind: np.ndarray, path: np.ndarray, caps: np.ndarray, lens: np.ndarray,
                 n: int) -> int:
     """Write every maximal turn of the stone on ``start`` (taking ``need`` stones) from row
@@ -576,9 +648,9 @@ def _turns_from(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, need: int
         cap = hcaps[h]
         left = ws[4][f] & ~cap
         cell, axis = hops[h, 1], hops[h, 0] % 3
-        if reach[cell, R_DONE] == ZERO:
+        if reach[cell, R_DONE] != reach[NC, R_DONE]:
             _ray_info(sq, cell, zt, reach)
-        cb, _ = _child_best(memo, cell, axis, left, reach)
+        cb, _ = _child_best(memo, cell, axis, left, reach, packed)
         if popcount(cap) + cb != fr[f, F_VALUE]:
             continue
         cells[top], taken[f] = cell, cap
@@ -748,7 +820,7 @@ def _expand_layer(sq: np.ndarray, ecell: np.ndarray, p: int, tabs: list, meta: n
             q = p - popcount(caps[h])
             lowest = min(lowest, q)
             dest, ax = hops[h, 1], hops[h, 0] % 3
-            if reach[dest, R_DONE] == ZERO:
+            if reach[dest, R_DONE] != reach[NC, R_DONE]:
                 _ray_info(sq, dest, zt, reach)
             if q > lowest and reach[dest, ax] & rest == ZERO:
                 continue
@@ -846,28 +918,28 @@ def _over(own: np.ndarray, enemy: np.ndarray, quiet: int) -> bool:
 @njit(cache=True)
 def _search_start(sq: np.ndarray, s: int, reach: np.ndarray) -> None:
     """Prepare the search of the stone on ``s``: its start cell is empty for the whole turn,
-    so the per-ray facts of another stone's search no longer hold."""
+    so the per-ray facts of another stone's search no longer hold (a new stamp)."""
     sq[s] = EMPTY
-    reach[:, R_DONE] = ZERO
+    reach[NC, R_DONE] += ONE
 
 
 @njit(cache=True)
 def _chain_count(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray, n_cap: int,
-                 best_only: bool, memo_nodes: int) -> tuple[int, np.uint64, int]:
+                 memo_nodes: int) -> tuple[int, np.uint64, int]:
     """Return (N, the number of maximal whistling captures, status) over every capturer
-    (spec 8: N is the best of any stone; only stones reaching it count); with
-    ``best_only`` no chains are counted; past ``memo_nodes`` a stone's chains are counted
-    layer by layer."""
+    (spec 8: N is the best of any stone; only stones reaching it count); past
+    ``memo_nodes`` a stone's chains are counted layer by layer (N alone: :func:`_best_of`)."""
     (zt, reach), ws = _geometry(), _workspace(m)
     n_best, total, status = 0, ZERO, OK
     for i in range(n_cap):
         s = capturers[i]
         _search_start(sq, s, reach)
-        b, memo = _memo_best(sq, ecell, m, s, 3, zt, reach, ws, memo_nodes)
+        b, memo = _memo_best(sq, ecell, m, s, 3, zt, reach, ws, memo_nodes,
+                             _new_memo(np.int64(256), False), False, False)
         c, st = ZERO, OK
         if b < 0:  # too many nodes to memoise: count layer by layer
             b, c, st = _layered_count(sq, ecell, m, s, 3, zt, reach, ws)
-        elif b >= n_best and not best_only:
+        elif b >= n_best:
             c, st = _memo_count(sq, ecell, m, s, 3, b, memo, zt, reach, ws)
         sq[s] = OWN
         if st == TOO_BIG:
@@ -880,16 +952,25 @@ def _chain_count(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarra
 
 
 @njit(cache=True)
-def _count(own: np.ndarray, enemy: np.ndarray, quiet: int, best_only: bool,
+def _count(own: np.ndarray, enemy: np.ndarray, quiet: int,
            memo_nodes: int) -> tuple[int, np.uint64, int]:
     """Return (N, number of legal turns, status) (rules.count_turns and State.max_capture)."""
     if _over(own, enemy, quiet):
         return 0, ZERO, OK
     sq, ecell, m, plain, n_plain, capturers, n_cap, crushes, n_crush = _position(own, enemy)
+    return _tally(sq, ecell, m, plain, n_plain, capturers, n_cap, n_crush, memo_nodes)
+
+
+@njit(cache=True)
+def _tally(sq: np.ndarray, ecell: np.ndarray, m: int, plain: np.ndarray, n_plain: int,
+           capturers: np.ndarray, n_cap: int, n_crush: int,
+           memo_nodes: int) -> tuple[int, np.uint64, int]:
+    """Return (N, number of legal turns, status) of a position scanned by :func:`_position`
+    (its board ``sq`` as it was)."""
     if n_cap:
         if m > MAX_STONES:
             return -1, ZERO, TOO_BIG
-        n, c, status = _chain_count(sq, ecell, m, capturers, n_cap, best_only, memo_nodes)
+        n, c, status = _chain_count(sq, ecell, m, capturers, n_cap, memo_nodes)
         if n == 1:  # crushes take one stone, so they are legal only when N is 1
             c += np.uint64(n_crush)
         return n, c, status
@@ -911,7 +992,10 @@ def legal_count(x: np.ndarray, o: np.ndarray, side: int, quiet: int, best_only: 
     legal_count (with ``best_only`` the chains are not counted: N alone). A stone whose chain
     nodes pass ``memo_nodes`` (COUNT_MEMO_NODES; tests lower it) is counted layer by layer."""
     own, enemy = _mover(x, o, side)
-    return _count(own, enemy, quiet, best_only, memo_nodes)
+    if best_only:
+        n, status = _best_of(own, enemy, quiet, leaf_workspace())
+        return n, ZERO, status
+    return _count(own, enemy, quiet, memo_nodes)
 
 
 # -- the env's hops (actions.WhistlingActions) ------------------------------------------------
@@ -921,19 +1005,19 @@ def legal_count(x: np.ndarray, o: np.ndarray, side: int, quiet: int, best_only: 
 def _chain_actions(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarray,
                    n_cap: int, out: np.ndarray) -> tuple[int, int, int]:
     """Write the first hops of the maximal whistling captures into ``out``; return (N, how
-    many, status), TOO_BIG when a search passes ``MEMO_NODES``."""
+    many, status), TOO_BIG when a search passes ``MEMO_BYTES``."""
     (zt, reach), ws = _geometry(), _workspace(m)
     n_best, n = 0, 0
     for i in range(n_cap):
         s = capturers[i]
         _search_start(sq, s, reach)
-        b, memo = _memo_best(sq, ecell, m, s, 3, zt, reach, ws, MEMO_NODES)
+        b, memo, packed = _list_memo(sq, ecell, m, s, 3, zt, reach, ws)
         if b < 0:
             return -1, 0, TOO_BIG
         if b > n_best:
             n_best, n = b, 0
         if b == n_best:
-            n = _good_hops(sq, ecell, s, 3, _all(m), b, memo, zt, reach, ws, out, n)
+            n = _good_hops(sq, ecell, s, 3, _all(m), b, memo, packed, zt, reach, ws, out, n)
         sq[s] = OWN
     return n_best, n, OK
 
@@ -952,10 +1036,11 @@ def _continuations(own: np.ndarray, enemy: np.ndarray, mover: int, last: int,
         return 0, TOO_BIG
     (zt, reach), ws = _geometry(), _workspace(m)
     _search_start(sq, mover, reach)
-    b, memo = _memo_best(sq, ecell, m, mover, last % 3, zt, reach, ws, MEMO_NODES)
+    b, memo, packed = _list_memo(sq, ecell, m, mover, last % 3, zt, reach, ws)
     if b < 0:
         return 0, TOO_BIG
-    return _good_hops(sq, ecell, mover, last % 3, _all(m), b, memo, zt, reach, ws, out, 0), OK
+    return _good_hops(sq, ecell, mover, last % 3, _all(m), b, memo, packed, zt, reach, ws, out,
+                      0), OK
 
 
 @njit(cache=True)
@@ -1082,11 +1167,12 @@ def _chain_turns(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarra
     for i in range(n_cap):
         s = capturers[i]
         _search_start(sq, s, reach)
-        b, memo = _memo_best(sq, ecell, m, s, 3, zt, reach, ws, MEMO_NODES)
+        b, memo, packed = _list_memo(sq, ecell, m, s, 3, zt, reach, ws)
         if b < 0:
             return 0, TOO_BIG
         if b == n_best:
-            n = _turns_from(sq, ecell, m, s, b, memo, zt, reach, ws, kind, path, caps, lens, n)
+            n = _turns_from(sq, ecell, m, s, b, memo, packed, zt, reach, ws, kind, path, caps,
+                            lens, n)
         sq[s] = OWN
     return n, OK
 
@@ -1095,29 +1181,33 @@ def _chain_turns(sq: np.ndarray, ecell: np.ndarray, m: int, capturers: np.ndarra
 def _turns(own: np.ndarray, enemy: np.ndarray, quiet: int) -> tuple:
     """Return (kinds, paths, each hop's captures as enemy stone numbers, path lengths, enemy
     cells, how many, status) of every legal turn in rules.State.legal_moves' order (rows
-    sized by a count first: why, no growing arrays)."""
-    n_best, count, status = _count(own, enemy, quiet, False, COUNT_MEMO_NODES)
+    sized by a count first: why, no growing arrays; a row's captures are set for its hops
+    only, 0 for a plain move's and a crush's)."""
+    sq, ecell, m, plain, n_plain, capturers, n_cap, crushes, n_crush = _position(own, enemy)
+    n_best, count, status = 0, ZERO, OK
+    if not _over(own, enemy, quiet):
+        n_best, count, status = _tally(sq, ecell, m, plain, n_plain, capturers, n_cap,
+                                       n_crush, np.int64(COUNT_MEMO_NODES))
     if status != OK or count > np.uint64(LIST_TURNS):
         status = TOO_BIG
         count = ZERO
-    sq, ecell, m, plain, n_plain, capturers, n_cap, crushes, n_crush = _position(own, enemy)
     rows = np.int64(count)
     kind, lens = np.empty(rows, np.int8), np.empty(rows, np.int64)
     path = np.empty((rows, max(m + 2, 2)), np.int16)
-    caps = np.zeros((rows, max(m + 2, 2)), np.uint64)
+    caps = np.empty((rows, max(m + 2, 2)), np.uint64)
     n = 0
     if rows and n_cap:
         n, status = _chain_turns(sq, ecell, m, capturers, n_cap, n_best, kind, path, caps,
                                  lens)
     if rows and n_best == 1:  # crushes are legal when N is 1 (or no stone can whistle)
         for i in range(n_crush):
-            kind[n], lens[n] = CRUSH, 2
+            kind[n], lens[n], caps[n, 0] = CRUSH, 2, ZERO  # its capture: its destination
             path[n, 0], path[n, 1] = crushes[i, 0], RAY[crushes[i, 0], crushes[i, 1], 0]
             n += 1
     if rows and n_best == 0:
         for i in range(n_plain):
             for k in range(plain[i, 2]):
-                kind[n], lens[n] = PLAIN, 2
+                kind[n], lens[n], caps[n, 0] = PLAIN, 2, ZERO
                 path[n, 0], path[n, 1] = plain[i, 0], RAY[plain[i, 0], plain[i, 1], k]
                 n += 1
     return kind, path, caps, lens, ecell[:m].copy(), n, status
@@ -1145,8 +1235,11 @@ def result(x: np.ndarray, o: np.ndarray, side: int, quiet: int) -> int:
         return DRAW
     if not _any(enemy):
         return other  # no legal turn (unreachable: the game ended when it lost its last stone)
-    _, _, _, _, n_plain, _, n_cap, _, n_crush = _position(own, enemy)
-    return ONGOING if n_plain or n_cap or n_crush else other
+    sq, ecell, own_cells, mx = (np.empty(NC, np.int16), np.empty(NC, np.int64),
+                                np.empty(NC, np.int64), np.empty(6, np.int64))
+    n_own, m = _setup(own, enemy, sq, own_cells, ecell)
+    _extremes(ecell, m, mx)
+    return ONGOING if _has_turn(sq, own_cells, n_own, mx) else other
 
 
 @njit(cache=True)
@@ -1161,34 +1254,42 @@ def _stones(words: np.ndarray) -> int:
 @njit(cache=True)
 def evaluate(x: np.ndarray, o: np.ndarray, side: int, quiet: int) -> tuple[float, int]:
     """Return (the static evaluation for the side to move, status): material, plus the
-    capture it must make now, minus the capture the opponent would have if it were to move."""
-    own, enemy = _mover(x, o, side)
-    material = _stones(own) - _stones(enemy)
-    now, _, s1 = _count(own, enemy, quiet, True, COUNT_MEMO_NODES)
-    # the same position with the opponent to move (quiet counter 0) shows which stones hang
-    exposed, _, s2 = _count(enemy, own, 0, True, COUNT_MEMO_NODES)
-    return material + W_NOW * now - W_EXPOSED * exposed, max(s1, s2)
+    capture it must make now, minus the capture the opponent would have if it were to move
+    (:func:`evaluate_in` with a new workspace)."""
+    return evaluate_in(x, o, side, quiet, leaf_workspace())
 
 
 @njit(cache=True)
 def _child(own: np.ndarray, enemy: np.ndarray, quiet: int, kind: int, path: np.ndarray,
            caps: np.ndarray, n: int, ecell: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Return (the mover's stones, the other side's, quiet counter) after one listed turn."""
-    own, enemy = own.copy(), enemy.copy()
-    _move_stone(own, path[0], path[n - 1])
+    a, b = np.empty(WORDS, np.uint64), np.empty(WORDS, np.uint64)
+    return a, b, child_into(own, enemy, quiet, kind, path, caps, n, ecell, a, b)
+
+
+@njit(cache=True)
+def child_into(own: np.ndarray, enemy: np.ndarray, quiet: int, kind: int, path: np.ndarray,
+               caps: np.ndarray, n: int, ecell: np.ndarray, own_after: np.ndarray,
+               enemy_after: np.ndarray) -> int:
+    """Write the mover's stones and the other side's after one listed turn into
+    ``own_after`` and ``enemy_after`` (the search's next ply: no arrays made); return the
+    quiet counter."""
+    for w in range(WORDS):
+        own_after[w], enemy_after[w] = own[w], enemy[w]
+    _move_stone(own_after, path[0], path[n - 1])
     if kind == PLAIN:
-        return own, enemy, quiet + 1
+        return quiet + 1
     if kind == CRUSH:
         c = path[1]
-        enemy[c >> 6] &= ~_bit(c & 63)
-        return own, enemy, 0
+        enemy_after[c >> 6] &= ~_bit(c & 63)
+        return 0
     for i in range(n - 1):
         rest = caps[i]
         while rest != ZERO:
             c = ecell[lowest_square(rest)]
             rest &= rest - ONE
-            enemy[c >> 6] &= ~_bit(c & 63)
-    return own, enemy, 0
+            enemy_after[c >> 6] &= ~_bit(c & 63)
+    return 0
 
 
 @njit(cache=True)
@@ -1198,7 +1299,7 @@ def _perft(own: np.ndarray, enemy: np.ndarray, quiet: int, depth: int) -> tuple[
     if depth <= 0:
         return ONE, OK
     if depth == 1:
-        _, c, status = _count(own, enemy, quiet, False, COUNT_MEMO_NODES)
+        _, c, status = _count(own, enemy, quiet, np.int64(COUNT_MEMO_NODES))
         return c, status
     kind, path, caps, lens, ecell, n, status = _turns(own, enemy, quiet)
     total = ZERO
@@ -1244,6 +1345,311 @@ def planes(own: np.ndarray, enemy: np.ndarray, cell: int, d: int, quiet: int,
     out[:, :, 9] = min(quiet, DRAW_QUIET) / DRAW_QUIET  # float64, rounded to float32 once
 
 
+# -- the evaluation and the search's leaves: N alone, on a kept workspace ---------------------
+# The alpha-beta search asks every node for its result and every leaf for its evaluation, two
+# values of N (spec 8): a few microseconds of work each, so what a count needs and N does not
+# (plain slides listed, chain counts, a memo and the chain geometry allocated per call) was
+# most of a leaf. Here the scan stops at what N needs, the chain search stops a node once it
+# takes every stone left (no hop can take more), and the arrays are the caller's, kept.
+
+#: Slots of the kept memo of a leaf's chain search, and the nodes it holds (a quarter full)
+#: before the search goes the count's way (:func:`_memo_best`, then layers): games from the
+#: start need at most a few hundred nodes (docs/whistling.md, "Worst cases").
+LEAF_MEMO_SLOTS = 1 << 10
+LEAF_MEMO_NODES = LEAF_MEMO_SLOTS >> 2
+
+
+@njit(cache=True)
+def leaf_workspace() -> tuple:
+    """Return the scratch arrays that :func:`judge` and :func:`evaluate_in` reuse from call
+    to call: the board of one call (``sq``, the mover's cells, the enemy's), the capturers,
+    the chain geometry (``zt``, ``reach``: stamped, so nothing is cleared), the kept memo
+    (empty between calls) with the slots a search filled, the stones left per chain frame as
+    cell words, and the chain search's stack for ``MAX_STONES`` enemy stones."""
+    zt, reach = _geometry()
+    return (np.empty(NC, np.int16), np.empty(NC, np.int64), np.empty(NC, np.int64),
+            np.empty(NC, np.int64), zt, reach, _new_memo(np.int64(LEAF_MEMO_SLOTS), False),
+            np.empty(LEAF_MEMO_NODES, np.int64), np.empty((MAX_STONES + 2, WORDS), np.uint64),
+            _workspace(np.int64(MAX_STONES)))
+
+
+@njit(cache=True)
+def _has_turn(sq: np.ndarray, own_cells: np.ndarray, n_own: int, mx: np.ndarray) -> bool:
+    """Return True when the side of ``own_cells`` has a legal turn: a crush or a slide of one
+    cell allowed by the closer rule (every capturing hop starts with such a cell), found by
+    the first stone that has one (what :func:`_scan` lists in full)."""
+    for i in range(n_own):
+        s = own_cells[i]
+        for d in range(6):
+            if RAY_LEN[s, d] == 0:
+                continue
+            first = sq[RAY[s, d, 0]]
+            if first >= 0 or (first == EMPTY and mx[d] - PROJ[d, s] - 1 >= 2):  # closer: k=1
+                return True
+    return False
+
+
+@njit(cache=True)
+def _whistles_along(sq: np.ndarray, s: int, d: int, k_cap: int) -> bool:
+    """Return True when a hop of at most ``k_cap`` cells from ``s`` along ``d`` over empty
+    cells whistle-captures: walked cell by cell, stopping at the first stone on the ray or
+    the first enemy stone its zone gains (zones only grow)."""
+    for k in range(1, k_cap + 1):
+        if sq[RAY[s, d, k - 1]] != EMPTY:
+            return False
+        if k >= 3:
+            for t in range(2):
+                g = GAIN[s, d, k, t]
+                if g >= 0 and sq[g] >= 0:
+                    return True
+    return False
+
+
+@njit(cache=True)
+def _in_strip(enemy: np.ndarray, s: int, d: int) -> bool:
+    """Return True when an ``enemy`` stone lies in ``STRIP[s, d]``."""
+    acc = ZERO
+    for w in range(WORDS):
+        acc |= STRIP[s, d, w] & enemy[w]
+    return acc != ZERO
+
+
+@njit(cache=True)
+def _capturers(sq: np.ndarray, own_cells: np.ndarray, n_own: int, mx: np.ndarray,
+               enemy: np.ndarray, capturers: np.ndarray) -> tuple[int, bool]:
+    """Write the stones with a capturing hop into ``capturers`` (board order, as
+    :func:`_scan`); return (how many, whether some stone can crush: complete only when
+    there is no capturer, the one case where it decides N). ``enemy``: the enemy stones as
+    words, to rule out a direction whose strip holds none before walking it."""
+    n_cap, crush = 0, False
+    for i in range(n_own):
+        s = own_cells[i]
+        for d in range(6):
+            n = RAY_LEN[s, d]
+            if n == 0:
+                continue
+            if sq[RAY[s, d, 0]] >= 0:
+                crush = True
+                continue
+            k_cap = min(n, (mx[d] - PROJ[d, s] - 1) >> 1)  # the closer rule (spec 4)
+            if k_cap >= 3 and _in_strip(enemy, s, d) and _whistles_along(sq, s, d, k_cap):
+                capturers[n_cap] = s
+                n_cap += 1
+                break
+    return n_cap, crush
+
+
+@njit(cache=True)
+def _direct_hops(sq: np.ndarray, ecell: np.ndarray, cell: int, axis: int, left: np.uint64,
+                 cells_left: np.ndarray, hops: np.ndarray, caps: np.ndarray, at: int) -> int:
+    """Write the capturing hops from node (``cell``, ``axis``, ``left``; ``cells_left``: the
+    stones left as cell words) at row ``at`` of ``hops`` and ``caps``, as
+    :func:`_capture_hops` does, but walked on the board up to the closer rule's bound, only
+    in the directions whose zone strip holds a stone left, with no per-ray facts (why: N
+    alone searches a few nodes, most of them dead ends, and most cells once, where filling
+    a cell's six rays costs more than walking the few it needs); return how many."""
+    ways = 0
+    for d in range(6):
+        if d % 3 != axis and _in_strip(cells_left, cell, d):
+            ways |= 1 << d
+    n = at
+    for d in range(6):
+        if not (ways >> d) & 1:
+            continue
+        far = -(1 << 20)  # the closer rule's bound along d: the stones left's farthest
+        rest = left
+        while rest != ZERO:
+            far = max(far, PROJ[d, ecell[lowest_square(rest)]])
+            rest &= rest - ONE
+        cum = ZERO
+        for k in range(1, min(RAY_LEN[cell, d], (far - PROJ[d, cell] - 1) >> 1) + 1):
+            j = sq[RAY[cell, d, k - 1]]
+            if j == OWN or (j >= 0 and _has(left, j)):  # a stone on the board blocks
+                break
+            for t in range(2):
+                g = GAIN[cell, d, k, t]
+                if g >= 0 and sq[g] >= 0 and _has(left, sq[g]):
+                    cum |= _bit(sq[g])
+            if cum != ZERO:
+                hops[n, 0], hops[n, 1], hops[n, 2] = d, RAY[cell, d, k - 1], k
+                caps[n] = cum
+                n += 1
+    return n - at
+
+
+@njit(cache=True)
+def _without(ecell: np.ndarray, cells: np.ndarray, cap: np.uint64, out: np.ndarray) -> None:
+    """Write the cell words ``cells`` less the enemy stones ``cap`` into ``out``."""
+    for w in range(WORDS):
+        out[w] = cells[w]
+    rest = cap
+    while rest != ZERO:
+        c = ecell[lowest_square(rest)]
+        rest &= rest - ONE
+        out[c >> 6] &= ~_bit(c & 63)
+
+
+@njit(cache=True)
+def _direct_best(sq: np.ndarray, ecell: np.ndarray, m: int, start: int, enemy: np.ndarray,
+                 ws: tuple, cells_left: np.ndarray, memo: np.ndarray, filled: np.ndarray) -> int:
+    """Return the best capture of the stone on ``start`` (its start cell empty on ``sq``;
+    ``enemy``: the enemy stones as cell words), or -1 past ``LEAF_MEMO_NODES`` nodes:
+    :func:`_memo_best`'s depth-first search for N alone, its hops walked by
+    :func:`_direct_hops` (``cells_left[f]``: frame f's stones left as cell words), a node
+    left once it takes every stone left (no chain takes more), nodes with hops kept in the
+    caller's memo (``filled``: the slots written), emptied again before returning."""
+    hops, caps, fr, lefts = ws[1], ws[2], ws[3], ws[4]
+    left0, any_axis, zero = _all(m), np.int64(3), np.int64(0)
+    for w in range(WORDS):
+        cells_left[0, w] = enemy[w]
+    fr[0, F_CELL], fr[0, F_AXIS], fr[0, F_NEXT], fr[0, F_VALUE] = start, any_axis, 0, 0
+    fr[0, F_END] = _direct_hops(sq, ecell, start, any_axis, left0, cells_left[0], hops, caps,
+                                zero)
+    lefts[0] = left0
+    top, used, best = 1, 0, -1
+    while True:
+        f = top - 1
+        h = fr[f, F_NEXT]
+        if h < fr[f, F_END] and fr[f, F_VALUE] < popcount(lefts[f]):
+            fr[f, F_NEXT] = h + 1
+            cap = caps[h]
+            left = lefts[f] & ~cap
+            v = popcount(cap)
+            if left != ZERO:
+                cell, axis = hops[h, 1], hops[h, 0] % 3
+                j = _find(memo, _key(cell, axis, left), False)
+                if memo[2 * j] != EMPTY_KEY:
+                    v += np.int64(memo[2 * j + 1])
+                else:
+                    at = fr[f, F_END]
+                    _without(ecell, cells_left[f], cap, cells_left[top])
+                    k = _direct_hops(sq, ecell, cell, axis, left, cells_left[top], hops, caps,
+                                     at)
+                    if k:  # a node with hops: search it first (without, it takes no more)
+                        fr[top, F_CELL], fr[top, F_AXIS], fr[top, F_VALUE] = cell, axis, 0
+                        fr[top, F_NEXT], fr[top, F_END] = at, at + k
+                        lefts[top] = left
+                        top += 1
+                        continue
+            fr[f, F_VALUE] = max(fr[f, F_VALUE], v)
+            continue
+        top -= 1
+        if top == 0:
+            best = fr[0, F_VALUE]
+            break
+        if used == LEAF_MEMO_NODES:
+            break
+        key = _key(fr[f, F_CELL], fr[f, F_AXIS], lefts[f])
+        j = _find(memo, key, False)
+        memo[2 * j], memo[2 * j + 1] = key, np.uint64(fr[f, F_VALUE])
+        filled[used] = j
+        used += 1
+        p = top - 1
+        fr[p, F_VALUE] = max(fr[p, F_VALUE], popcount(caps[fr[p, F_NEXT] - 1]) + fr[f, F_VALUE])
+    for i in range(used):
+        memo[2 * filled[i]] = EMPTY_KEY
+    return best
+
+
+@njit(cache=True)
+def _best_here(own_cells: np.ndarray, n_own: int, enemy: np.ndarray, m: int,
+               lw: tuple) -> tuple[int, int]:
+    """Return (N, status) of the mover laid out on ``lw``'s board (its cells ``own_cells``,
+    the ``m`` stones ``enemy``, the closer-rule maxima in ``lw``'s stack): :func:`_count`'s
+    N. A stone whose search passes the kept memo is searched again with the per-ray facts
+    (an allocated memo, then layers, as a count searches it), with the same statuses."""
+    sq, _, ecell, capturers, zt, reach, memo, slots, cells_left, ws = lw
+    n_cap, crush = _capturers(sq, own_cells, n_own, ws[0], enemy, capturers)
+    if n_cap == 0:
+        return (1 if crush else 0), OK
+    if m > MAX_STONES:
+        return -1, TOO_BIG
+    n_best, total, status, any_axis = 0, ZERO, OK, np.int64(3)
+    for i in range(n_cap):
+        s = capturers[i]
+        _search_start(sq, s, reach)
+        b = _direct_best(sq, ecell, m, s, enemy, ws, cells_left, memo, slots)
+        c, st = ZERO, OK
+        if b < 0:
+            b, _ = _memo_best(sq, ecell, m, s, any_axis, zt, reach, ws,
+                              np.int64(COUNT_MEMO_NODES), _new_memo(np.int64(256), False),
+                              False, True)
+            if b < 0:  # the count's layered pass, its count and status kept as _count's
+                b, c, st = _layered_count(sq, ecell, m, s, any_axis, zt, reach, ws)
+        sq[s] = OWN
+        if st == TOO_BIG:
+            return -1, TOO_BIG
+        if b > n_best:
+            n_best, total, status = b, ZERO, OK
+        if b == n_best:
+            total, status = _add(total, c, max(status, st))
+    return n_best, status
+
+
+@njit(cache=True)
+def _best_of(own: np.ndarray, enemy: np.ndarray, quiet: int, lw: tuple) -> tuple[int, int]:
+    """Return (N, status) of the mover ``own`` against ``enemy`` (:func:`_count`'s N)."""
+    if _over(own, enemy, quiet):
+        return 0, OK
+    sq, own_cells, ecell, ws = lw[0], lw[1], lw[2], lw[9]
+    n_own, m = _setup(own, enemy, sq, own_cells, ecell)
+    _extremes(ecell, m, ws[0])
+    return _best_here(own_cells, n_own, enemy, m, lw)
+
+
+@njit(cache=True)
+def max_capture_in(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
+                   lw: tuple) -> tuple[int, int]:
+    """Return (N of spec 8, status) on the workspace ``lw`` (:func:`leaf_workspace`)."""
+    own, enemy = _mover(x, o, side)
+    return _best_of(own, enemy, quiet, lw)
+
+
+@njit(cache=True)
+def _value(material: int, now: int, exposed: int) -> float:
+    """Return the evaluation: material, plus the capture the side to move must make now,
+    minus the capture the opponent would have if it were to move."""
+    return material + W_NOW * now - W_EXPOSED * exposed
+
+
+@njit(cache=True)
+def evaluate_in(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
+                lw: tuple) -> tuple[float, int]:
+    """Return (the static evaluation for the side to move, status), on the workspace ``lw``
+    (:func:`leaf_workspace`)."""
+    own, enemy = _mover(x, o, side)
+    now, s1 = _best_of(own, enemy, quiet, lw)
+    # the same position with the opponent to move (quiet counter 0) shows which stones hang
+    exposed, s2 = _best_of(enemy, own, np.int64(0), lw)
+    return _value(_stones(own) - _stones(enemy), now, exposed), max(s1, s2)
+
+
+@njit(cache=True)
+def judge(x: np.ndarray, o: np.ndarray, side: int, quiet: int, evaluated: bool,
+          lw: tuple) -> tuple[int, float, int]:
+    """Return (:func:`result`, the evaluation when ``evaluated`` and the game goes on, else
+    0.0, status) on the workspace ``lw``: the search's question at every node. The mover's
+    board is laid out once for both (why: at a leaf the scan is most of the work)."""
+    own, enemy = _mover(x, o, side)
+    other = O_WINS if side == 0 else X_WINS
+    if not _any(own):
+        return other, 0.0, OK
+    if quiet >= DRAW_QUIET:
+        return DRAW, 0.0, OK
+    if not _any(enemy):
+        return other, 0.0, OK
+    sq, own_cells, ecell, ws = lw[0], lw[1], lw[2], lw[9]
+    n_own, m = _setup(own, enemy, sq, own_cells, ecell)
+    _extremes(ecell, m, ws[0])
+    if not _has_turn(sq, own_cells, n_own, ws[0]):
+        return other, 0.0, OK
+    if not evaluated:
+        return ONGOING, 0.0, OK
+    now, s1 = _best_here(own_cells, n_own, enemy, m, lw)
+    exposed, s2 = _best_of(enemy, own, np.int64(0), lw)
+    return ONGOING, _value(n_own - m, now, exposed), max(s1, s2)
+
+
 # -- the Python API -----------------------------------------------------------------------------
 # Positions as rules.State keeps them (Python int bitmasks, side, quiet counter); each call
 # converts them to words. A status other than OK (a search past the kernel's bounds, more
@@ -1262,11 +1668,23 @@ def _refused(status: int, what: str) -> ChainLimitError:
     if status == OVERFLOW:
         why = "counts past 2**64 turns"
     else:
-        why = (f"needs more than {MEMO_NODES:,} chain nodes, or {LAYERED_BYTES >> 20:,} MB "
-               f"when counted, or numbers more than {MAX_STONES} enemy stones")
+        why = (f"needs more than {MEMO_BYTES >> 20:,} MB of chain nodes when listed, or "
+               f"{LAYERED_BYTES >> 20:,} MB when counted, or numbers more than {MAX_STONES} "
+               "enemy stones")
     return ChainLimitError(
         f"{what} of this position {why} (stones that can chain-capture among many scattered "
         "enemy stones); boardzoo refuses it to bound memory")
+
+
+_KEPT: list[tuple] = []  # the Python API's one leaf workspace, made on first use
+
+
+def _workspace_kept() -> tuple:
+    """Return the Python API's leaf workspace (why one: the kernel holds the GIL, so no two
+    calls use it at once)."""
+    if not _KEPT:
+        _KEPT.append(leaf_workspace())
+    return _KEPT[0]
 
 
 def words(mask: int) -> np.ndarray:
@@ -1281,7 +1699,11 @@ def mask_of(ws: np.ndarray) -> int:
 
 def counts(x: int, o: int, side: int, quiet: int, best_only: bool = False) -> tuple[int, int]:
     """Return (N of spec 8, the number of legal turns; 0 with ``best_only``)."""
-    n, c, status = legal_count(words(x), words(o), side, quiet, best_only, COUNT_MEMO_NODES)
+    if best_only:
+        n, status = max_capture_in(words(x), words(o), side, quiet, _workspace_kept())
+        c = ZERO
+    else:
+        n, c, status = legal_count(words(x), words(o), side, quiet, False, COUNT_MEMO_NODES)
     if status != OK:
         raise _refused(status, "the maximum-capture search")
     return int(n), int(c)
@@ -1349,7 +1771,7 @@ def outcome(x: int, o: int, side: int, quiet: int) -> int:
 
 def evaluation(x: int, o: int, side: int, quiet: int) -> float:
     """Return the static evaluation of the position for the side to move (:func:`evaluate`)."""
-    value, status = evaluate(words(x), words(o), side, quiet)
+    value, status = evaluate_in(words(x), words(o), side, quiet, _workspace_kept())
     if status != OK:
         raise _refused(status, "the maximum-capture search")
     return float(value)
