@@ -14,14 +14,13 @@ import torch
 from boardzoo.envs.core.registry import action_game
 from boardzoo.training.config import load_config
 from boardzoo.training.knowledge import Knowledge
-from boardzoo.training.network import build_net
 
 from conftest import random_action_states
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from net_inference import fold_batchnorm  # noqa: E402  (bench/net_inference.py)
+from net_inference import fold_batchnorm, perturbed_net  # noqa: E402  (bench/net_inference.py)
 
 torch.set_num_threads(1)
 
@@ -35,16 +34,7 @@ def moved_net(name: str, sets: tuple[str, ...]) -> torch.nn.Module:
     """The config's network with every weight and batch-norm statistic moved off its fresh
     value (a fresh network with priors reads nothing of its trunk), in eval mode."""
     cfg = load_config(REPO / "configs" / f"{name}.yaml", list(sets))
-    torch.manual_seed(1)
-    net = build_net(cfg, action_game(name))
-    with torch.no_grad():
-        for p in net.parameters():
-            p.add_(torch.randn_like(p) * 0.1)
-        for m in net.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.5, 0.5)
-                m.running_var.uniform_(0.5, 2.0)
-    return net.eval()
+    return perturbed_net(cfg, action_game(name))
 
 
 def net_inputs(name: str, net, count: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
