@@ -53,6 +53,16 @@ def sh(mode: str = "play", options: str = "") -> str:
     return f"engine:{SH} {mode}" + (f",{options}" if options else "")
 
 
+def wait_until_an_engine_thinks(proc: subprocess.Popen, out: Path) -> None:
+    """Wait (60 s at most, while ``proc`` runs) until an engine log of the tournament in
+    ``out`` shows the shell engine thinking ("first legal")."""
+    deadline = time.monotonic() + 60
+    logs = out / ENGINE_LOGS
+    while not (logs.is_dir() and any("first legal" in p.read_text() for p in logs.iterdir())):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def marker(monkeypatch) -> str:
     """A value in every child process's environment; the test fails if one outlives it."""
@@ -276,11 +286,7 @@ def test_ctrl_c_and_resume_leave_no_engine_behind(tmp_path: Path, marker: str,
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 60
-        logs = out / ENGINE_LOGS
-        while not (logs.is_dir() and any("first legal" in p.read_text() for p in logs.iterdir())):
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until_an_engine_thinks(proc, out)
         proc.send_signal(signal.SIGINT)  # the engine is thinking (held): interrupt the arena
         _, err = proc.communicate(timeout=30)
     finally:
@@ -410,11 +416,7 @@ def test_signalled_tournament_with_workers_leaves_nothing_behind(tmp_path: Path,
            "--no-png", "--no-html", "--workers", "2", "--openings", "none"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        logs = out / ENGINE_LOGS
-        while not (logs.is_dir() and any("first legal" in p.read_text() for p in logs.iterdir())):
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until_an_engine_thinks(proc, out)
         proc.send_signal(sig)  # the slow engine is thinking
         _, err = proc.communicate(timeout=30)
     finally:
