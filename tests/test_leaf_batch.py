@@ -1,5 +1,5 @@
 """Leaf batches in play (agent option ``batch=N``): several leaves per network call, spread by
-virtual loss, which every backup takes back exactly."""
+virtual loss, which every backup takes back (visit counts exactly)."""
 
 from __future__ import annotations
 
