@@ -8,7 +8,7 @@ force of the spec's chain rules; the worst chain positions of docs/whistling.md 
 outside counts; the layered count against the memo; the refusal past the kernel's bounds.
 The torch batched engine is held to the same rules in tests/test_batched_whistling.py.
 
-``BOARDZOO_KERNEL_POSITIONS=53004 pytest tests/test_whistling_kernel.py`` checks every
+``BOARDZOO_KERNEL_POSITIONS=100000 pytest tests/test_whistling_kernel.py`` checks every
 recorded position (the record's digest; about ten minutes); by default the first 5,000.
 """
 
