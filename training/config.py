@@ -1,6 +1,7 @@
-"""Training configuration: dataclasses, YAML loading with validation, ``--set`` overrides.
+"""Training configuration: reading, checking and writing configs by the keys' declarations
+(:mod:`.config_schema`), ``--set`` overrides, old keys.
 
-A config file is YAML with the sections below; every key is checked on load, so
+A config file is YAML with the sections of the schema; every key is checked on load, so
 a typo (``simulation: 32``) is an error naming the key and the allowed ones
 rather than a silent default. ``--set section.key=value`` overrides one value
 (the value is read as YAML: ``--set mcts.root=gumbel``, ``--set train.lr=1e-3``).
@@ -211,21 +212,20 @@ def old_key_message(name: str) -> str | None:
 
 def migrate_saved(data: dict[str, Any]) -> dict[str, Any]:
     """Return a saved config mapping (an older run's or model file's) with old keys moved
-    or replaced by what they meant."""
+    (:data:`~.config_schema.MOVED`) or replaced by what they meant (``REMOVED``)."""
     out = copy.deepcopy(data)
-    mcts, model, train = (out.get(name) for name in ("mcts", "model", "train"))
-    if isinstance(mcts, dict):
-        for old, new in MOVED.items():
-            sub = old.split(".")[1]
-            if sub in mcts:  # (a file holding both names keeps the new one)
-                out.setdefault("play", {}).setdefault(new.split(".")[1], mcts.pop(sub))
-    if isinstance(model, dict):
-        if "value_prior" in model:
-            static = (train if isinstance(train, dict) else {}).get("value_loss_weight", 1) == 0
-            if model.pop("value_prior"):
-                model["value"] = "static" if static else "prior"
-        model.pop("zero_init_heads", None)
-        model.pop("init_from", None)
+    model, train = out.get("model"), out.get("train")
+    if isinstance(model, dict) and model.get("value_prior"):  # what the removed key meant
+        static = (train if isinstance(train, dict) else {}).get("value_loss_weight", 1) == 0
+        model["value"] = "static" if static else "prior"
+    for old in (*MOVED, *REMOVED):
+        section, _, name = old.partition(".")
+        where = out.get(section)
+        if isinstance(where, dict) and name in where:
+            value = where.pop(name)
+            if old in MOVED:  # (a file holding both names keeps the new one)
+                new_section, _, new_name = MOVED[old].partition(".")
+                out.setdefault(new_section, {}).setdefault(new_name, value)
     return out
 
 
