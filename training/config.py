@@ -254,7 +254,7 @@ def no_effect(cfg: Config) -> dict[str, str]:
             if all(reasons):
                 out[k.name] = str(reasons[-1])
         elif k.effect is not None and not k.effect.test(cfg):
-            out[k.name] = k.effect.why(cfg)
+            out[k.name] = k.effect.reason(cfg)
     return out
 
 

@@ -36,12 +36,16 @@ class Effect:
     refused with ``why``; ``when`` is the docs' "only with" text."""
 
     test: Callable[[Config], bool]
-    why: Callable[[Config], str]
+    why: str | Callable[[Config], str]
     when: str
 
+    def reason(self, cfg: Config) -> str:
+        return self.why(cfg) if callable(self.why) else self.why
 
-#: The effect of a key that a root rule reads: :mod:`.search.roots` declares which.
-BY_ROOT = Effect(lambda cfg: True, lambda cfg: "", "the root rule reading it")
+
+#: A marker, not a rule: the key is read by root rules, which declare where
+#: (:class:`.search.roots.RootRule`); :func:`boardzoo.training.config.no_effect` asks them.
+BY_ROOT = Effect(lambda cfg: True, "", "")
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ def _baselines(cfg: Config) -> str | None:
 
 
 VALUE_TRAINED = Effect(lambda c: c.model.value != "static",
-                       lambda c: "the value is not trained with model.value: static",
+                       "the value is not trained with model.value: static",
                        "`model.value` not static")
 WHOLE_MOVES = Effect(lambda c: (s := _spec(c.game)) is None or isinstance(s.actions, MoveActions),
                      lambda c: f"games whose actions are whole moves only (LOA, Ultima): a "
@@ -119,8 +123,8 @@ class ModelConfig:
     policy_channels: int = key(
         4, "channels of the linear and conv policy heads' first 1x1 conv", range=(1, 256),
         effect=Effect(lambda c: c.model.policy_head != "bilinear",
-                      lambda c: "the linear and conv policy heads only, and model.policy_head "
-                                "is bilinear", "`model.policy_head` not bilinear"))
+                      "the linear and conv policy heads only, and model.policy_head "
+                      "is bilinear", "`model.policy_head` not bilinear"))
     policy_head: str = key(
         "auto", "`linear`, `conv` (one logit per action from the cell where it starts; needs "
         "the game's action layout), `bilinear` (logit = <query of the from cell, key of the to "
@@ -130,7 +134,7 @@ class ModelConfig:
     bilinear_dim: int = key(
         32, "query/key size of the bilinear policy head", range=(1, 1024),
         effect=Effect(lambda c: c.model.policy_head == "bilinear",
-                      lambda c: "model.policy_head bilinear only", "`model.policy_head: bilinear`"))
+                      "model.policy_head bilinear only", "`model.policy_head: bilinear`"))
     value_hidden: int = key(64, "hidden units of the value head", range=(1, 4096))
     cell_mask_plane: int = key(
         -1, "observation plane that marks the real cells (1) of an irregular board on its grid; "
@@ -284,8 +288,8 @@ class SelfPlayConfig:
                     lambda c: "between 1 and mcts.simulations - 1 with selfplay.full_search_prob "
                               f"below 1 (got {c.selfplay.fast_simulations})"),),
         effect=Effect(lambda c: c.selfplay.full_search_prob < 1,
-                      lambda c: "playout-cap randomisation only, and selfplay.full_search_prob "
-                                "is 1 (every move gets the full search)",
+                      "playout-cap randomisation only, and selfplay.full_search_prob "
+                      "is 1 (every move gets the full search)",
                       "`selfplay.full_search_prob` < 1"))
     backend: str = key(
         "local", "`local` (this process or `workers` processes) or `ray` (`workers` Ray tasks "
@@ -332,8 +336,8 @@ class TrainConfig:
         "policy near its prior. With the policy loss it is the same as training on the target "
         "(search + w x prior) / (1 + w) (tested)", range=(0, 1000),
         effect=Effect(lambda c: c.model.policy_prior > 0,
-                      lambda c: "a network with an action prior only, and model.policy_prior "
-                                "is 0", "`model.policy_prior` > 0"))
+                      "a network with an action prior only, and model.policy_prior "
+                      "is 0", "`model.policy_prior` > 0"))
     value_target_q: float = key(
         0.0, "value target = (1 - w) x the game's result + w x the root search's value of the "
         "position (for the player to act): w > 0 damps the noise of one game's result",
@@ -362,8 +366,8 @@ class EvalConfig:
     promote_threshold: float = key(
         0.55, "score against the best network that promotes the new one", range=(0, 1),
         effect=Effect(lambda c: c.eval.vs_best,
-                      lambda c: "the gate against the best network only, and eval.vs_best is "
-                                "false", "`eval.vs_best: true`"))
+                      "the gate against the best network only, and eval.vs_best is "
+                      "false", "`eval.vs_best: true`"))
     opening_moves: int = key(2, "each pair of evaluation games opens with this many random "
                              "moves (then colours swap), so that deterministic players do not "
                              "replay the same game", range=(0, 1000))
