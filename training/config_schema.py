@@ -155,7 +155,8 @@ class ModelConfig:
     policy_prior: float = key(
         0.0, "logits = the head's output + this x the game's action prior "
         "(`GameSpec.action_prior`; Ultima: the material a capture takes, pawn = 1): the network "
-        "learns a correction to \"take the most valuable piece\"; 0: off",
+        "learns a correction to \"take the most valuable piece\"; 0: off; with "
+        "`selfplay.engine: batched` only for games with a batched evaluation",
         range=(0, 100), note="0: off",
         needs=(need(lambda c: c.model.policy_prior == 0 or (s := _spec(c.game)) is None
                     or s.action_prior is not None,
