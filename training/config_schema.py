@@ -18,7 +18,7 @@ from typing import Any
 
 from boardzoo.agents.agent_spec import kind_of
 from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
-from boardzoo.agents.processes import worker_count_problem
+from boardzoo.agents.processes import WORKERS_PER_CORE, worker_count_problem
 from boardzoo.envs.core.actions import MoveActions
 from boardzoo.envs.core.game import UnknownGameError, echo
 from boardzoo.envs.core.registry import GameSpec, game_names, get_spec
@@ -260,7 +260,8 @@ class SelfPlayConfig:
                               "evaluated as one batch", range=(1, 4096))
     workers: int = key(
         1, "self-play processes (0 or 1: this process; Ray tasks with `backend: ray`)",
-        range=(0, 1024), needs=(
+        range=(0, 1024), note=f"at most {WORKERS_PER_CORE} per usable core with backend local",
+        needs=(
             lambda c: worker_count_problem(c.selfplay.workers)
             if c.selfplay.backend == "local" else None,))
     engine: str = key("reference", "`reference` (a Python tree per game over the `ActionGame`) "
