@@ -247,10 +247,15 @@ def alias_bomb(levels: int, key: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def case_absurd_config(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
-    from boardzoo.training.config_bounds import BOUNDS
+def ranged_keys() -> list[str]:
+    """Return the config keys that declare a range, sorted."""
+    from boardzoo.training.config_schema import KEYS
 
-    key = rng.choice(sorted(BOUNDS) + ["eval.baselines", "mcts.root", "game"])
+    return sorted(name for name, k in KEYS.items() if k.range is not None)
+
+
+def case_absurd_config(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
+    key = rng.choice(ranged_keys() + ["eval.baselines", "mcts.root", "game"])
     kind = rng.random()
 
     def run() -> None:
@@ -289,9 +294,7 @@ def case_model_config(game: str, rng: random.Random, seeds: list[str]) -> Callab
 
     data = _shipped_loa()
     config = {k: dict(v) if isinstance(v, dict) else v for k, v in data["config"].items()}
-    from boardzoo.training.config_bounds import BOUNDS
-
-    key = rng.choice(sorted(BOUNDS))
+    key = rng.choice(ranged_keys())
     section, _, name = key.rpartition(".")
     where = config.setdefault(section, {}) if section else config  # older files lack play
     r = rng.random()

@@ -305,7 +305,7 @@ def test_selfplay_caps_long_games_and_is_deterministic():
 def test_selfplay_engine_config_is_validated():
     assert load_config(TINY).selfplay.engine == "reference"
     assert load_config(TINY, ["selfplay.engine=batched"]).selfplay.engine == "batched"
-    with pytest.raises(ConfigError, match="selfplay.engine must be 'reference' or 'batched'"):
+    with pytest.raises(ConfigError, match="selfplay.engine must be one of 'reference', 'batched'"):
         load_config(TINY, ["selfplay.engine=gpu"])
     with pytest.raises(ConfigError, match="selfplay.backend must be local with"):
         load_config(TINY, ["selfplay.engine=batched", "selfplay.backend=ray"])

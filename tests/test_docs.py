@@ -4,7 +4,6 @@ snippets print what the pages say, and the CLI and config references cover every
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib.util
 import io
 import re
@@ -175,61 +174,54 @@ def test_cli_page_documents_every_subcommand_and_option() -> None:
                     assert option in sections[name], f"docs/cli.md '## {name}' lacks {option}"
 
 
-def config_rows() -> dict[str, str]:
-    """Return {dotted key: default text} from the config table of docs/training.md."""
+def test_training_config_table_is_the_schemas_reference_table() -> None:
+    """docs/training.md's config reference is written from the keys' declarations; rewrite it
+    with ``python -c "from boardzoo.training.config_schema import reference_table as t;
+    print(t())"``."""
+    from boardzoo.training.config_schema import reference_table
+
     text = (DOCS / "training.md").read_text()
-    table = text[text.index("## Config reference"):]
-    rows: dict[str, str] = {}
-    for line in table.splitlines():
+    start = text.index("| key | default | allowed | meaning | only with |")
+    end = text.index("\n\n", start) + 1
+    assert text[start:end] == reference_table()
+
+
+def test_config_table_rows_show_every_key_with_its_default() -> None:
+    """Each row of the table names a key of the config and its default, read back as YAML
+    (independent of the schema's own walk over its keys)."""
+    text = (DOCS / "training.md").read_text()
+    table = text[text.index("| key | default | allowed"):text.index("## Speed on a CPU")]
+    rows = {}
+    for line in table.splitlines()[2:]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) not in (3, 4) or not cells[0].startswith("`"):
-            continue
-        names = re.findall(r"`([^`]+)`", cells[0])
-        section = names[0].rpartition(".")[0]
-        keys = [names[0]] + [f"{section}.{n}" if section else n for n in names[1:]]
-        defaults = [d.strip() for d in re.split(r",\s+(?![^\[]*\])", cells[1])]
-        assert len(defaults) == len(keys), f"training.md row {line!r}"
-        assert not set(keys) & set(rows), f"training.md lists {set(keys) & set(rows)} twice"
-        rows.update(zip(keys, defaults, strict=True))
-    return rows
-
-
-def test_training_config_table_lists_every_key_with_its_default() -> None:
-    rows = config_rows()
-    cfg = training_config.Config()
-    expected: dict[str, object] = {}
-    for f in dataclasses.fields(cfg):
-        value = getattr(cfg, f.name)
-        if dataclasses.is_dataclass(value):
-            expected.update({f"{f.name}.{g.name}": getattr(value, g.name)
-                             for g in dataclasses.fields(value)})
+        if len(cells) == 5:
+            rows[cells[0].strip("`")] = cells[1]
+    expected = {}
+    for name, value in training_config.Config().to_dict().items():
+        if isinstance(value, dict):
+            expected.update({f"{name}.{sub}": v for sub, v in value.items()})
         else:
-            expected[f.name] = value
-    assert set(rows) == set(expected), "config table keys differ from training/config_schema.py"
+            expected[name] = value
+    assert set(rows) == set(expected)
     for key, default in expected.items():
-        shown = yaml.safe_load(rows[key])
-        if isinstance(default, float):
-            assert float(shown) == default, key
-        else:
-            assert shown == default, key
+        assert yaml.safe_load(rows[key]) == default, key
 
 
 def test_config_keys_without_effect_are_marked_in_the_config_table() -> None:
     """Every key that some settings make useless (and so refused) has an "only with" note."""
-    from boardzoo.training.config_keys import no_effect
+    from boardzoo.training.config import no_effect
 
     text = (DOCS / "training.md").read_text()
-    table = text[text.index("## Config reference"):text.index("## Speed on a CPU")]
+    table = text[text.index("| key | default | allowed"):text.index("## Speed on a CPU")]
     marked = set()
-    for line in table.splitlines():
+    for line in table.splitlines()[2:]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[0].startswith("`") and cells[3]:
-            names = re.findall(r"`([^`]+)`", cells[0])
-            section = names[0].rpartition(".")[0]
-            marked.update([names[0]] + [f"{section}.{n}" for n in names[1:]])
+        if len(cells) == 5 and cells[4]:
+            marked.add(cells[0].strip("`"))
     useless: set[str] = set()
     for sets in (["mcts.root=gumbel"], ["mcts.root=puct", "play.root=puct"],
-                 ["model.value=static", "model.policy_head=bilinear", "eval.vs_best=false"]):
+                 ["model.value=static", "model.policy_head=bilinear", "eval.vs_best=false"],
+                 ["game=whistling"], ["game=loa"]):
         cfg = training_config.load_config(None, ["game=ultima", *sets])
         useless |= set(no_effect(cfg))
     assert useless <= marked, f"not marked in training.md: {sorted(useless - marked)}"

@@ -18,8 +18,8 @@ import torch
 from boardzoo.cli import main
 from boardzoo.training.agent import shipped_net
 from boardzoo.training.checkpoint import CheckpointError, load
-from boardzoo.training.config import Config, ConfigError, load_config
-from boardzoo.training.config_bounds import BOUNDS, check_bounds
+from boardzoo.training.config import Config, ConfigError, check_ranges, load_config
+from boardzoo.training.config_schema import KEYS
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "configs" / "tiny.yaml"
@@ -37,16 +37,17 @@ def numeric_keys(cls: type = Config, prefix: str = "") -> list[str]:
     return keys
 
 
-def test_every_numeric_config_key_has_a_bound_and_every_bound_a_key():
+def test_every_numeric_config_key_has_a_range_and_every_range_a_numeric_key():
     keys = numeric_keys()
+    ranged = [name for name, k in KEYS.items() if k.range is not None]
     assert len(keys) > 30  # the walk found the sections' fields
-    assert sorted(set(keys) - set(BOUNDS)) == []  # a new key needs a bound
-    assert sorted(set(BOUNDS) - set(keys)) == []  # a renamed or removed key too
+    assert sorted(set(keys) - set(ranged)) == []  # a new key needs a range
+    assert sorted(set(ranged) - set(keys)) == []  # only numbers have one
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "configs").glob("*.yaml")), ids=lambda p: p.stem)
 def test_defaults_and_shipped_configs_are_inside_the_bounds(path):
-    check_bounds(dataclasses.asdict(Config()))
+    check_ranges(dataclasses.asdict(Config()))
     load_config(path)
 
 
@@ -57,8 +58,8 @@ BAD_VALUES = [
     ("model.blocks=100000", "model.blocks must be between 0 and 64, got 100000"),
     ("train.buffer_size=10000000000", "train.buffer_size must be between"),
     ("threads=100000", "threads must be between 0 and"),
-    ("train.lr=inf", "train.lr must be between 0 and 10, got inf"),
-    ("mcts.c_puct=.inf", "mcts.c_puct must be between 0 and 1000, got inf"),
+    ("train.lr=inf", "train.lr must be above 0 and at most 10, got inf"),
+    ("mcts.c_puct=.inf", "mcts.c_puct must be above 0 and at most 1000, got inf"),
     ("mcts.fpu_reduction=.nan", "mcts.fpu_reduction must be between -10 and 10, got nan"),
     ("seed=" + "9" * 5000, "has 5000 characters"),  # over Python's int() digit limit
 ]
@@ -155,11 +156,11 @@ def test_plain_pickle_model_file_prints_one_line_and_no_torch_warning(tmp_path):
 
 def test_bound_message_names_key_range_and_value():
     with pytest.raises(ConfigError) as info:
-        check_bounds({"model": {"channels": 100000}})
+        check_ranges({"model": {"channels": 100000}})
     assert str(info.value) == "model.channels must be between 1 and 1024, got 100000"
     with pytest.raises(ConfigError, match="train.lr .* got inf"):
-        check_bounds({"train.lr": math.inf})
-    check_bounds({"model.channels": 1024, "train.lr": 10.0})  # the ends are inside
+        check_ranges({"train.lr": math.inf})
+    check_ranges({"model.channels": 1024, "train.lr": 10.0})  # the ends are inside
 
 
 DEEP = "[" * 400 + "]" * 400

@@ -127,3 +127,21 @@ def test_commands_set_torch_threads_not_the_library():
             "import torch; print(torch.get_num_threads())")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "1"
+
+
+def test_the_keys_the_root_rules_read_are_the_keys_declared_by_root():
+    from boardzoo.training.config_schema import BY_ROOT, KEYS
+    from boardzoo.training.search.roots import ROOT_RULES
+
+    read = {k for rule in ROOT_RULES.values()
+            for k in (*rule.keys, *rule.selfplay_keys, *rule.play_keys)}
+    assert read == {name for name, k in KEYS.items() if k.effect is BY_ROOT}
+    assert len(read) == 11
+
+
+def test_the_config_modules_import_without_a_cycle_or_torch():
+    code = ("import sys; import boardzoo.training.config_schema; "
+            "import boardzoo.training.config; print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr

@@ -52,9 +52,10 @@ def test_shipped_configs_load():
     ("game: loa\nsimulations: 3\n", "unknown config key(s) simulations"),
     ("mcts: {simulation: 3}\n", "unknown config key(s) mcts.simulation"),
     ("mcts: {simulations: many}\n", "mcts.simulations: expected an integer"),
-    ("game: loa\nmcts: {simulations: 0}\n", "mcts.simulations must be at least 1"),
-    ("game: loa\nmcts: {root: alphago}\n", "mcts.root must be 'puct' or 'gumbel'"),
-    ("game: loa\ntrain: {lr: -1}\n", "train.lr must be positive"),
+    ("game: loa\nmcts: {simulations: 0}\n", "mcts.simulations must be between 1 and 100000, got 0"),
+    ("game: loa\nmcts: {root: alphago}\n",
+     "mcts.root must be one of 'puct', 'gumbel' (got 'alphago')"),
+    ("game: loa\ntrain: {lr: -1}\n", "train.lr must be above 0 and at most 10, got -1"),
     ("train: {augment: 2}\n", "train.augment: expected true or false"),
     ("game: chess\n", "game must be one of"),
     ("train: {lr: 0.1}\n", "game must be one of"),  # every config names its game
@@ -80,7 +81,7 @@ def test_config_overrides():
     for bad, message in [("mcts.simulatoins=3", "unknown config key(s) mcts.simulatoins"),
                          ("nosuch.key=1", "unknown section 'nosuch'"),
                          ("iterations", "expects key=value"),
-                         ("mcts.simulations=-2", "at least 1")]:
+                         ("mcts.simulations=-2", "between 1 and 100000, got -2")]:
         with pytest.raises(ConfigError, match=None) as info:
             load_config(TINY, [bad])
         assert message in str(info.value)

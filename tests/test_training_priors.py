@@ -100,8 +100,9 @@ def test_a_network_without_priors_starts_from_a_random_initialisation():
 # -- config ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("sets, message", [
     (["game=loa", "model.policy_prior=1"], "loa has no action prior"),
-    (["game=ultima", "model.policy_prior=-1"], "model.policy_prior must be 0"),
-    (["train.value_target_q=1.5"], "train.value_target_q must be between 0 and 1"),
+    (["game=ultima", "model.policy_prior=-1"],
+     r"model.policy_prior must be between 0 and 100 \(0: off\), got -1"),
+    (["train.value_target_q=1.5"], "train.value_target_q must be between 0 and 1, got 1.5"),
 ])
 def test_prior_settings_are_validated(sets, message):
     with pytest.raises(ConfigError, match=message):
@@ -109,10 +110,10 @@ def test_prior_settings_are_validated(sets, message):
 
 
 def test_training_keys_are_validated_and_prior_kl_needs_a_policy_prior():
-    from boardzoo.training.config_keys import refused_keys
+    from boardzoo.training.config import refused_keys
 
     for key in ("train.prior_kl", "train.policy_loss_weight"):
-        with pytest.raises(ConfigError, match=f"{key} must be 0 or more"):
+        with pytest.raises(ConfigError, match=f"{key} must be between 0 and 1000, got -1"):
             load_config(TINY, ["game=ultima", f"{key}=-1"])
     plain = load_config(TINY, ["game=loa"])
     assert "model.policy_prior" in refused_keys(plain, ["train.prior_kl"])

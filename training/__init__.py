@@ -15,10 +15,10 @@ Modules, from the loop down:
   (the game's priors a network adds, for both engines and distillation), ``distill``
   (distillation warm start, ``boardzoo distill``);
 * play: ``agent`` (the ``checkpoint:`` agent), ``evaluate`` (matches);
-* the config: ``config`` (loading, validation, ``--set``), ``config_schema`` (every key,
-  its default and meaning), ``config_bounds`` (ranges), ``config_keys`` (moved keys,
-  keys without effect), ``configfiles`` (the shipped configs), ``safe_yaml`` (bounded
-  YAML reading);
+* the config: ``config_schema`` (every key declared once: default, range or choices,
+  meaning, the settings it needs and those without which it does nothing; old keys),
+  ``config`` (reading, checking and writing configs by those declarations, ``--set``),
+  ``configfiles`` (the shipped configs), ``safe_yaml`` (bounded YAML reading);
 * ``examples/``: training with other RL libraries on boardzoo's envs.
 
 Importing this package imports nothing heavy; torch loads with the modules that need it.

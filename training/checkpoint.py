@@ -30,8 +30,7 @@ import torch
 from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import BoardzooError
 
-from .config import ConfigError, from_saved, model_differences
-from .config_bounds import check_file_config
+from .config import ConfigError, check_file_config, from_saved, model_differences
 
 FORMAT = "boardzoo-checkpoint-v1"
 MODEL_FORMAT = "boardzoo-model-v1"

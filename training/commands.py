@@ -102,8 +102,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from .agent import load_net
     from .checkpoint import model_file, save_atomic
-    from .config import ConfigError, apply_overrides, from_saved, parse_override
-    from .config_keys import old_key_message, refused_keys
+    from .config import (
+        ConfigError,
+        apply_overrides,
+        from_saved,
+        old_key_message,
+        parse_override,
+        refused_keys,
+    )
 
     overrides = list(args.set or [])
     for text in overrides:

@@ -1,6 +1,7 @@
-"""Training configuration: dataclasses, YAML loading with validation, ``--set`` overrides.
+"""Training configuration: reading, checking and writing configs by the keys' declarations
+(:mod:`.config_schema`), ``--set`` overrides, old keys.
 
-A config file is YAML with the sections below; every key is checked on load, so
+A config file is YAML with the sections of the schema; every key is checked on load, so
 a typo (``simulation: 32``) is an error naming the key and the allowed ones
 rather than a silent default. ``--set section.key=value`` overrides one value
 (the value is read as YAML: ``--set mcts.root=gumbel``, ``--set train.lr=1e-3``).
@@ -15,31 +16,34 @@ import dataclasses
 import importlib.util
 import math
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from boardzoo.agents.agent_spec import kind_of, spec_list
-from boardzoo.agents.base import AGENT_FACTORIES, INTERACTIVE_KINDS
-from boardzoo.agents.processes import worker_count_problem
+from boardzoo.agents.agent_spec import spec_list
 from boardzoo.envs.core.game import ECHO_LIMIT, BoardzooError, echo
-from boardzoo.envs.core.registry import game_names, get_spec
 
 from . import safe_yaml
-from .config_bounds import check_bounds
-from .config_keys import flat_keys, migrate_saved, no_effect, old_key_message, refused_keys
 from .config_schema import (
+    BY_ROOT,
+    KEYS,
+    MOVED,
+    REMOVED,
     SECTIONS,
     Config,
     EvalConfig,
+    Key,
     MCTSConfig,
     ModelConfig,
     PlayConfig,
     SelfPlayConfig,
     TrainConfig,
+    flatten,
+    root_effects,
+    value_of,
 )
-from .search.roots import ROOT_RULES
 
 __all__ = ["SECTIONS", "Config", "ConfigError", "EvalConfig", "MCTSConfig", "ModelConfig",
            "PlayConfig", "SelfPlayConfig", "TrainConfig", "from_dict", "from_saved",
@@ -52,18 +56,6 @@ class ConfigError(BoardzooError):
 
 class UselessKeyError(ConfigError):
     """A key that has no effect under the config's settings."""
-
-
-#: ``model.value``: the value head alone, the static evaluation plus a correction, or the
-#: evaluation alone.
-VALUE_KINDS = ("learned", "prior", "static")
-ROOTS = tuple(ROOT_RULES)
-
-
-def _names(values: tuple[str, ...]) -> str:
-    """Return ``'a', 'b' or 'c'`` for the allowed values of a key."""
-    quoted = [repr(v) for v in values]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
 # -- building from dicts --------------------------------------------------------------------
@@ -125,92 +117,154 @@ def _build(cls: type, data: Any, where: str) -> Any:
     return cls(**kwargs)
 
 
-def validate(cfg: Config) -> Config:
-    """Check value ranges; raise ConfigError naming the first bad value."""
-    def need(ok: bool, key: str, what: str) -> None:
-        if not ok:
-            raise ConfigError(f"{key} must be {what}")
+def _number(value: float) -> str:
+    """Return a number as short text (an int of thousands of digits as its magnitude)."""
+    if isinstance(value, int):
+        if abs(value) < 10**15:
+            return str(value)
+        return f"about {'-' if value < 0 else ''}10^{int(value.bit_length() * math.log10(2))}"
+    return f"{value:g}"
 
-    games = game_names()
-    need(cfg.game in games, "game", f"one of {', '.join(games)} (got {echo(cfg.game)})")
-    need(cfg.iterations >= 1, "iterations", "at least 1")
-    need(cfg.time_limit_minutes >= 0, "time_limit_minutes", "0 (no limit) or positive")
-    need(cfg.threads >= 0, "threads", "0 or more")
-    m = cfg.model
-    need(m.channels >= 1, "model.channels", "at least 1")
-    need(m.blocks >= 0, "model.blocks", "0 or more")
-    need(m.policy_channels >= 1, "model.policy_channels", "at least 1")
-    need(m.value_hidden >= 1, "model.value_hidden", "at least 1")
-    need(m.policy_head in ("auto", "linear", "conv", "bilinear"), "model.policy_head",
-         f"auto, linear, conv or bilinear (got {echo(m.policy_head)})")
-    need(m.bilinear_dim >= 1, "model.bilinear_dim", "at least 1")
-    need(m.cell_mask_plane >= -1, "model.cell_mask_plane", "-1 (none) or a plane index")
-    need(m.value in VALUE_KINDS, "model.value",
-         f"{', '.join(VALUE_KINDS)} (got {echo(m.value)})")
-    s = cfg.mcts
-    need(s.root in ROOTS, "mcts.root", f"{_names(ROOTS)} (got {echo(s.root)})")
-    need(s.simulations >= 1, "mcts.simulations", "at least 1")
-    need(s.c_puct > 0, "mcts.c_puct", "positive")
-    need(0 <= s.dirichlet_fraction <= 1, "mcts.dirichlet_fraction", "between 0 and 1")
-    need(s.gumbel_m >= 1, "mcts.gumbel_m", "at least 1")
-    need(s.gumbel_c_visit >= 0 and s.gumbel_c_scale >= 0, "mcts.gumbel_c_visit/c_scale",
-         "0 or more")
-    pl = cfg.play
-    need(pl.root in ("", *ROOTS), "play.root", f"{_names(('', *ROOTS))} (got {echo(pl.root)})")
-    need(pl.gumbel_m >= 0, "play.gumbel_m", "0 (= mcts.gumbel_m) or more")
-    need(0 < pl.policy_temperature < math.inf, "play.policy_temperature", "a number > 0")
-    p = cfg.selfplay
-    need(p.games_per_iteration >= 1, "selfplay.games_per_iteration", "at least 1")
-    need(p.parallel_games >= 1, "selfplay.parallel_games", "at least 1")
-    need(p.workers >= 0, "selfplay.workers", "0 or more")
-    too_many = worker_count_problem(p.workers) if p.backend == "local" else None
-    if too_many:
-        raise ConfigError(f"selfplay.workers {too_many}")
-    need(p.engine in ("reference", "batched"), "selfplay.engine",
-         f"'reference' or 'batched' (got {echo(p.engine)})")
-    need(p.temperature_moves >= 0, "selfplay.temperature_moves", "0 or more")
-    need(p.full_search_prob >= 1 or 1 <= p.fast_simulations < cfg.mcts.simulations,
-         "selfplay.fast_simulations", "between 1 and mcts.simulations - 1 with "
-         f"selfplay.full_search_prob below 1 (got {p.fast_simulations})")
-    need(p.max_moves >= 1, "selfplay.max_moves", "at least 1")
-    need(p.backend in ("local", "ray"), "selfplay.backend", f"local or ray (got {echo(p.backend)})")
-    torch_priors = get_spec(cfg.game).batched_eval_module is not None
-    need(not m.value_prior or p.engine == "reference" or torch_priors, "model.value",
-         f"learned with selfplay.engine batched ({cfg.game} has no batched evaluation)")
-    need(m.policy_prior >= 0, "model.policy_prior", "0 (off) or more")
-    need(m.policy_prior == 0 or get_spec(cfg.game).action_prior is not None,
-         "model.policy_prior", f"0: {cfg.game} has no action prior (GameSpec.action_prior)")
-    need(m.policy_prior == 0 or p.engine == "reference" or torch_priors, "model.policy_prior",
-         f"0 with selfplay.engine batched ({cfg.game} has no batched evaluation)")
-    need(p.backend == "local" or p.engine == "reference", "selfplay.backend",
-         "local with selfplay.engine batched (the Ray pool plays the reference engine)")
-    need(not p.ray_address or p.backend == "ray", "selfplay.ray_address",
-         f"empty unless selfplay.backend is ray (got {echo(p.ray_address)})")
-    t = cfg.train
-    need(t.batch_size >= 1, "train.batch_size", "at least 1")
-    need(t.steps_per_iteration >= 0, "train.steps_per_iteration", "0 or more")
-    need(t.replay_ratio >= 0, "train.replay_ratio", "0 (fixed steps) or positive")
-    need(t.lr > 0, "train.lr", "positive")
-    need(t.weight_decay >= 0, "train.weight_decay", "0 or more")
-    need(t.buffer_size >= t.batch_size, "train.buffer_size", "at least train.batch_size")
-    need(t.min_buffer >= 0, "train.min_buffer", "0 or more")
-    need(t.value_loss_weight >= 0, "train.value_loss_weight", "0 or more")
-    need(0 <= t.value_target_q <= 1, "train.value_target_q", "between 0 and 1")
-    need(t.policy_loss_weight >= 0, "train.policy_loss_weight", "0 or more")
-    need(t.prior_kl >= 0, "train.prior_kl", "0 or more")
-    e = cfg.eval
-    need(e.every >= 0, "eval.every", "0 or more")
-    need(e.games >= 0, "eval.games", "0 or more")
-    need(e.simulations >= 0, "eval.simulations", "0 or more")
-    need(e.max_moves >= -1, "eval.max_moves", "-1 (selfplay.max_moves), 0 (rules only) or more")
-    need(0 <= e.promote_threshold <= 1, "eval.promote_threshold", "between 0 and 1")
-    need(e.opening_moves >= 0, "eval.opening_moves", "0 or more")
-    for spec in e.baselines:
-        kind = kind_of(spec)
-        need(kind in AGENT_FACTORIES and kind not in INTERACTIVE_KINDS, "eval.baselines",
-             f"agent specs such as random, mcts:50, alphabeta:2 (got {echo(spec)})")
-    check_bounds(dataclasses.asdict(cfg))  # every numeric key in a sane range, finite
+
+def range_problem(k: Key, value: Any) -> str | None:
+    """Return the error for a number (or a list's number) outside ``k``'s range, or None;
+    anything else is left to the type checks."""
+    assert k.range is not None
+    low, high = k.range
+    for v in value if isinstance(value, list | tuple) else [value]:
+        if v is None or isinstance(v, bool) or not isinstance(v, int | float):
+            continue
+        if math.isfinite(v) and (low < v if k.above else low <= v) and v <= high:
+            continue
+        ends = (f"above {_number(low)} and at most" if k.above else
+                f"between {_number(low)} and")
+        note = f" ({k.note})" if k.note else ""
+        return f"{k.name} must be {ends} {_number(high)}{note}, got {_number(v)}"
+    return None
+
+
+def validate(cfg: Config) -> Config:
+    """Check each key's range or choices, then the rules across keys; raise ConfigError
+    naming the first bad value."""
+    for k in KEYS.values():
+        value = value_of(cfg, k.name)
+        problem = range_problem(k, value) if k.range else None
+        if k.choices is not None and value not in k.allowed():
+            problem = (f"{k.name} must be one of {', '.join(map(repr, k.allowed()))} "
+                       f"(got {echo(value)})")
+        if problem:
+            raise ConfigError(problem)
+    for k in KEYS.values():
+        for rule in k.needs:
+            problem = rule(cfg)
+            if problem:
+                raise ConfigError(f"{k.name} {problem}")
     return cfg
+
+
+#: Most values (mappings, lists and scalars, a shared one counted each time it is reached)
+#: and deepest nesting of a config read from a model file: real configs have about 60 and 3.
+MAX_VALUES, MAX_DEPTH = 10_000, 8
+
+
+def check_file_config(config: Any) -> None:
+    """Raise ConfigError unless a model file's config is a mapping of at most
+    :data:`MAX_VALUES` values nested at most :data:`MAX_DEPTH` deep, with its numbers in
+    their ranges (why: a pickle can share one list ten times per level, so a few bytes stand
+    for 10^9 items, and ``model.blocks=10**7`` builds for hours)."""
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"the config is a {type(config).__name__}, not a mapping")
+    count, todo = 0, [(config, 1)]
+    while todo:
+        value, depth = todo.pop()
+        count += 1
+        if count > MAX_VALUES or depth > MAX_DEPTH:
+            raise ConfigError(f"the config holds more than {MAX_VALUES:,} values or nests "
+                              f"deeper than {MAX_DEPTH} levels")
+        if isinstance(value, Mapping):
+            if not all(isinstance(k, str) for k in value):
+                raise ConfigError("the config has a key that is not text")
+            todo.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            todo.extend((v, depth + 1) for v in value)
+    check_ranges(config)
+
+
+def check_ranges(values: Mapping[str, Any]) -> None:
+    """Raise ConfigError for the first number outside its key's range (``values``: a config
+    mapping, nested or dotted, not yet built: what is not a number is skipped)."""
+    flat = flatten(values)
+    for k in KEYS.values():
+        problem = range_problem(k, flat.get(k.name)) if k.range else None
+        if problem:
+            raise ConfigError(problem)
+
+
+# -- keys that moved or went, and keys without effect -----------------------------------------
+def old_key_message(name: str) -> str | None:
+    """Return the one-line error for an old key, or None if ``name`` is not one."""
+    if name in MOVED:
+        return f"{name} is now {MOVED[name]} (same meaning): rename it"
+    if name in REMOVED:
+        return f"{name} was removed: {REMOVED[name]}"
+    return None
+
+
+def migrate_saved(data: dict[str, Any]) -> dict[str, Any]:
+    """Return a saved config mapping (an older run's or model file's) with old keys moved
+    (:data:`~.config_schema.MOVED`) or replaced by what they meant (``REMOVED``)."""
+    out = copy.deepcopy(data)
+    model, train = out.get("model"), out.get("train")
+    if isinstance(model, dict) and model.get("value_prior"):  # what the removed key meant
+        static = (train if isinstance(train, dict) else {}).get("value_loss_weight", 1) == 0
+        model["value"] = "static" if static else "prior"
+    for old in (*MOVED, *REMOVED):
+        section, _, name = old.partition(".")
+        where = out.get(section)
+        if isinstance(where, dict) and name in where:
+            value = where.pop(name)
+            if old in MOVED:  # (a file holding both names keeps the new one)
+                new_section, _, new_name = MOVED[old].partition(".")
+                out.setdefault(new_section, {}).setdefault(new_name, value)
+    return out
+
+
+def _unused_root(cfg: Config, root: str, where: str) -> str | None:
+    """Return why a key that ``root`` reads (``where``: both, selfplay, play) does nothing
+    under ``cfg``, or None if it is read."""
+    play = cfg.play.root or cfg.mcts.root
+    if where == "both" and root not in (cfg.mcts.root, play):
+        return (f"the {root} root only, and neither self-play (mcts.root) nor play "
+                f"(play.root) uses it")
+    if where == "selfplay" and root != cfg.mcts.root:
+        return f"self-play's {root} root only, and mcts.root is {cfg.mcts.root}"
+    if where == "play" and root != play:
+        return (f"the {root} root in play only, and the network plays with {play} "
+                f"(play.root, else mcts.root)")
+    return None
+
+
+def no_effect(cfg: Config) -> dict[str, str]:
+    """Return ``{key: why}`` for every key that has no effect under ``cfg``'s settings (its
+    declared :class:`~.config_schema.Effect`; for ``BY_ROOT`` keys, the root rules')."""
+    out: dict[str, str] = {}
+    for k in KEYS.values():
+        if k.effect is BY_ROOT:
+            reasons = [_unused_root(cfg, root, where) for root, where in root_effects()[k.name]]
+            if all(reasons):
+                out[k.name] = str(reasons[-1])
+        elif k.effect is not None and not k.effect.test(cfg):
+            out[k.name] = k.effect.reason(cfg)
+    return out
+
+
+def refused_keys(cfg: Config, given: list[str]) -> str | None:
+    """Return the error for the first of the ``given`` keys without effect, or None."""
+    useless = no_effect(cfg)
+    for name in given:
+        if name in useless:
+            return f"{name} has no effect here ({useless[name]}): remove it"
+    return None
 
 
 def check_extras(cfg: Config) -> list[str]:
@@ -232,7 +286,7 @@ def from_dict(data: dict[str, Any] | None, check: list[str] | None = None) -> Co
     old keys are refused, and so are keys without effect under its settings (of ``check``
     only, when given: the keys an override set)."""
     data = data or {}
-    given = flat_keys(data) if isinstance(data, dict) else []
+    given = list(flatten(data)) if isinstance(data, dict) else []
     for key in given:
         message = old_key_message(key)
         if message:

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..config_schema import MCTSConfig
 from . import formulas as f
+
+if TYPE_CHECKING:  # why not at run time: the config schema imports the rules' keys
+    from ..config_schema import MCTSConfig
 
 
 @dataclass(slots=True)
