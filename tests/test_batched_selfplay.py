@@ -279,7 +279,7 @@ def test_selfplay_records_replay_through_the_reference_rules(root):
             else:  # the last recorded position leads to a finished game with this outcome
                 assert any(t.is_terminal() and t.returns()[0] == rec.outcome for t in nxt)
         assert not rec.capped
-        values = rec.values()
+        values = rec.outcomes()
         assert all(v == (rec.outcome if p == 0 else -rec.outcome)
                    for v, p in zip(values, rec.players, strict=True))
 

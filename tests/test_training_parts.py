@@ -272,6 +272,8 @@ def test_buffer_round_trip_and_augmented_sampling():
     copy.load_state_dict(buf.state_dict())
     assert (copy.ptr, copy.size, copy.added) == (buf.ptr, buf.size, buf.added)
     assert np.array_equal(copy.obs, buf.obs)
+    assert np.array_equal(copy.outcome, buf.outcome) and np.array_equal(copy.capped, buf.capped)
+    assert np.array_equal(copy.root_value, buf.root_value) and buf.capped.any()  # searched: no NaN
     smaller = ReplayBuffer(8, LOA.observation_shape, LOA.num_actions)
     smaller.load_state_dict(buf.state_dict())  # keeps the newest 8 positions
     newest = [(buf.ptr - 8 + k) % 20 for k in range(8)]

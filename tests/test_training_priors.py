@@ -1,5 +1,6 @@
 """The policy prior (``model.policy_prior``, Ultima's capture values), zero-initialised
-heads and the value target mixed with the root search value (``train.value_target_q``)."""
+heads and the value loss of positions without a value target (the targets themselves:
+test_value_targets.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from boardzoo.training.buffer import ReplayBuffer
 from boardzoo.training.config import ConfigError, load_config
 from boardzoo.training.knowledge import Knowledge
 from boardzoo.training.network import build_net
-from boardzoo.training.selfplay import GameRecord, NetEvaluator
+from boardzoo.training.selfplay import NetEvaluator
 
 from conftest import defined_priors, random_action_states
 
@@ -234,33 +235,7 @@ def test_priors_turned_off_by_an_override_train_without_the_pull():
     assert not torch.equal(learner.net.policy.key.weight, before)
 
 
-# -- value target and buffer ----------------------------------------------------------------
-def test_value_target_mixes_outcome_and_root_value():
-    rec = GameRecord(0, players=[0, 1, 0], outcome=1.0, root_values=[0.2, -0.6, 0.0])
-    assert rec.values().tolist() == [1.0, -1.0, 1.0]
-    assert np.allclose(rec.values(0.5), [0.6, -0.8, 0.5])
-    assert np.allclose(rec.values(1.0), [0.2, -0.6, 0.0])
-    assert GameRecord(0, players=[1], outcome=0.5).values(0.5).tolist() == [-0.5]  # no values
-
-
-def test_capped_games_give_no_value_target_when_asked():
-    capped = GameRecord(0, players=[0, 1], outcome=0.4, root_values=[0.2, -0.6], capped=True)
-    assert np.allclose(capped.values(), [0.4, -0.4])  # the adjudicated result, as before
-    assert np.isnan(capped.values(0.5, capped=False)).all()
-    ended = GameRecord(0, players=[0, 1], outcome=-1.0, root_values=[0.2, -0.6])
-    assert ended.values(capped=False).tolist() == [-1.0, 1.0]
-    buf = ReplayBuffer(8, (1, 1, 1), 3)
-    buf.value_capped_games = False
-    for rec in (capped, ended):
-        rec.obs = [np.zeros((1, 1, 1), np.float32)] * 2
-        rec.actions = [np.array([0, 2], np.int32)] * 2
-        rec.probs = [np.array([0.5, 0.5], np.float32)] * 2
-        buf.add_game(rec)
-    other = ReplayBuffer(8, (1, 1, 1), 3)
-    other.load_state_dict(buf.state_dict())  # NaN survives a checkpoint
-    assert np.isnan(other.value[:2]).all() and other.value[2:4].tolist() == [-1.0, 1.0]
-
-
+# -- value loss and buffer ----------------------------------------------------------------
 def test_value_loss_leaves_out_positions_without_a_target():
     from boardzoo.training.learner import compute_loss
 

@@ -342,12 +342,14 @@ class TrainConfig:
                       "is 0", "`model.policy_prior` > 0"))
     value_target_q: float = key(
         0.0, "value target = (1 - w) x the game's result + w x the root search's value of the "
-        "position (for the player to act): w > 0 damps the noise of one game's result",
+        "position (for the player to act): w > 0 damps the noise of one game's result; "
+        "mixed when a batch is drawn, so a new w applies to the stored positions too",
         range=(0, 1), effect=VALUE_TRAINED)
     value_capped_games: bool = key(
         True, "games stopped at `selfplay.max_moves` give value targets too (their adjudicated "
         "result, or a draw); false: only games the rules ended train the value (the others' "
-        "positions still train the policy)", effect=VALUE_TRAINED)
+        "positions still train the policy); applied when a batch is drawn, to the stored "
+        "positions too", effect=VALUE_TRAINED)
 
 
 @dataclass

@@ -197,6 +197,8 @@ def distill(cfg: Config, data: TeacherData, steps: int, seed: int = 0,
         net = build_net(cfg, game)
     buf = ReplayBuffer(max(len(data), 1), game.observation_shape, game.num_actions,
                        priors=cfg.model.value_prior, action_priors=cfg.model.policy_prior > 0)
+    # each value target goes in as the outcome, with no root value and not capped: drawn
+    # with the sampler's default settings, the targets are these values as they are
     for k in range(len(data)):
         buf.add(data.obs[k], data.actions[k], data.probs[k], data.values[k], data.priors[k],
                 data.action_priors[k] if data.action_priors else None)

@@ -2,9 +2,10 @@
 
 Loss = ``policy_loss_weight`` x cross-entropy of the masked policy against the search
 policy + ``value_loss_weight`` x MSE of the value against its target (the game's outcome,
-mixed with the root search value by ``train.value_target_q``; positions whose target is
-NaN, none, are left out) + ``prior_kl`` x KL(the action prior's policy || the network's
-policy) for a ``model.policy_prior`` network.
+mixed with the root search value by ``train.value_target_q`` when the batch is drawn, for
+old and new positions alike; positions whose target is NaN, none, are left out) +
+``prior_kl`` x KL(the action prior's policy || the network's policy) for a
+``model.policy_prior`` network.
 Batches are drawn from the replay buffer with a generator seeded by ``(seed, iteration)``
 and a random board symmetry each (``train.augment``).
 """
@@ -119,8 +120,6 @@ class Learner:
         self.buffer = ReplayBuffer(cfg.train.buffer_size, game.observation_shape,
                                    game.num_actions, priors=cfg.model.value_prior,
                                    action_priors=cfg.model.policy_prior > 0)
-        self.buffer.value_target_q = cfg.train.value_target_q
-        self.buffer.value_capped_games = cfg.train.value_capped_games
         self.syms = symmetries
         #: Gradient steps of the last call of :meth:`train_steps`.
         self.last_steps = 0
@@ -149,7 +148,8 @@ class Learner:
         totals = np.zeros(3)
         self.last_steps = steps
         for _ in range(steps):
-            batch = self.buffer.sample(t.batch_size, rng, self.syms)
+            batch = self.buffer.sample(t.batch_size, rng, self.syms, t.value_target_q,
+                                       t.value_capped_games)
             loss, pl, vl = compute_loss(self.net, batch, weight, t.policy_loss_weight,
                                         prior_kl)
             self.opt.zero_grad(set_to_none=True)

@@ -71,18 +71,12 @@ class GameRecord:
     #: value; empty where the record was not made by a search).
     root_values: list[float] = field(default_factory=list)
 
-    def values(self, q_weight: float = 0.0, capped: bool = True) -> np.ndarray:
-        """Value targets: the outcome from the view of the player who acted at each position,
-        mixed with the root search's value with weight ``q_weight`` (``train.value_target_q``);
-        NaN (no target) throughout a game stopped at the move cap unless ``capped``
-        (``train.value_capped_games``)."""
+    def outcomes(self) -> np.ndarray:
+        """The outcome from the view of the player who acted at each position (float32);
+        the replay buffer mixes the value targets from these and ``root_values``
+        (:func:`boardzoo.training.buffer.value_targets`)."""
         p = np.asarray(self.players)
-        if self.capped and not capped:
-            return np.full(len(p), np.nan, np.float32)
-        z = np.where(p == 0, self.outcome, -self.outcome).astype(np.float32)
-        if q_weight > 0 and len(self.root_values) == len(z):
-            z = (1 - q_weight) * z + q_weight * np.asarray(self.root_values, np.float32)
-        return z.astype(np.float32)
+        return np.where(p == 0, self.outcome, -self.outcome).astype(np.float32)
 
 
 class NetEvaluator:
