@@ -32,20 +32,20 @@ try:
 except ImportError:  # Windows: no folder lock
     fcntl = None  # type: ignore[assignment]
 
+from boardzoo.agents.agent_spec import canonical_spec, kind_of
+from boardzoo.agents.base import INTERACTIVE_KINDS, Agent, check_spec, make_agent
+from boardzoo.agents.distributed import check_backend, ray_games
+from boardzoo.agents.engine import attach_log
+from boardzoo.agents.engine_io import kill_all
+from boardzoo.agents.movetime import limit_agents
+from boardzoo.agents.processes import die_with_parent, start_quiet_resource_tracker
 from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import GameState, echo
 from boardzoo.envs.core.registry import state_class
 from boardzoo.envs.core.threads import one_torch_thread
 
-from .agent_spec import canonical_spec, kind_of
-from .base import INTERACTIVE_KINDS, Agent, check_spec, make_agent
-from .distributed import check_backend, ray_games
-from .engine import attach_log
-from .engine_io import kill_all
-from .movetime import limit_agents
 from .openings import NO_OPENING, Opening, OpeningBook, book
 from .play import play_from
-from .processes import die_with_parent, start_quiet_resource_tracker
 from .records import ArenaError, append_game, read_games
 
 GAMES_FILE = "games.jsonl"
@@ -354,11 +354,12 @@ def run_tournament(game: GameRef, agents: Sequence[str], games_per_pair: int, ou
 
     ``stop_after`` stops after that many newly played games (a planned interruption), ``stop``
     when it returns True. The returned records are those of this schedule, in schedule
-    order. ``backend="ray"`` plays the games as Ray tasks (:mod:`.distributed`; ``address``
-    None starts a local instance with ``workers`` CPUs); the records are the same as with
-    the local backend. ``movetime`` limits every agent's thinking per move (seconds; None:
-    no limit). ``openings`` is an :mod:`.openings` spec (``suite``, ``random:N``, a file,
-    ``none``); when it must repeat openings, a warning line says so on stderr.
+    order. ``backend="ray"`` plays the games as Ray tasks
+    (:mod:`boardzoo.agents.distributed`; ``address`` None starts a local instance with
+    ``workers`` CPUs); the records are the same as with the local backend. ``movetime``
+    limits every agent's thinking per move (seconds; None: no limit). ``openings`` is an
+    :mod:`.openings` spec (``suite``, ``random:N``, a file, ``none``); when it must repeat
+    openings, a warning line says so on stderr.
     """
     agents = [canonical_spec(a) for a in agents]  # ALPHABETA:1 and alphabeta:1 are one agent
     cls = validate(game, agents, games_per_pair)
