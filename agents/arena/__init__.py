@@ -6,8 +6,10 @@ reported and replayed.
 - :mod:`.records`: its :class:`~.records.GameRecord`, written as one games.jsonl line, and
   the one reader of games.jsonl files;
 - :mod:`.openings`: where each game pair starts (the shipped suites are ``openings/GAME.txt``);
-- :mod:`.tournament`: the round robin's schedule, its games played in worker processes,
-  the tournament folder (resume, lock, settings) and :func:`~.tournament.run_tournament`;
+- :mod:`.schedule`: the round robin's games, their ids and seeds;
+- :mod:`.runner`: a scheduled game played here or in worker processes;
+- :mod:`.tournament`: the tournament folder (resume, lock, settings) and
+  :func:`~.tournament.run_tournament`;
 - :mod:`.ratings`: Bradley-Terry ratings on the Elo scale;
 - :mod:`.pairs`: per-match statistics over games and game pairs, and the SPRT;
 - :mod:`.report`: the report (Markdown, JSON, score matrix picture);
@@ -21,20 +23,9 @@ The arena uses agents and envs; no agent imports the arena.
 """
 
 from .records import ArenaError, append_game, read_games
-from .tournament import (
-    CONFIG_FILE,
-    DEFAULT_MAX_PLIES,
-    ENGINE_LOGS,
-    GAMES_FILE,
-    LOCK_FILE,
-    Pairing,
-    game_id,
-    game_seed,
-    play_game,
-    run_games,
-    run_tournament,
-    schedule,
-)
+from .runner import DEFAULT_MAX_PLIES, ENGINE_LOGS, play_game, run_games
+from .schedule import Pairing, game_id, game_seed, schedule
+from .tournament import CONFIG_FILE, GAMES_FILE, LOCK_FILE, run_tournament
 
 __all__ = [
     "CONFIG_FILE", "DEFAULT_MAX_PLIES", "ENGINE_LOGS", "GAMES_FILE", "LOCK_FILE", "ArenaError",

@@ -18,7 +18,8 @@ from boardzoo.envs.core.threads import one_torch_thread
 from . import openings, report, viewer_commands
 from .pairs import Sprt, pentanomial
 from .records import ArenaError, read_games
-from .tournament import DEFAULT_MAX_PLIES, GAMES_FILE, locked, run_tournament, validate
+from .runner import DEFAULT_MAX_PLIES
+from .tournament import GAMES_FILE, locked, run_tournament, validate
 from .viewer import HTML_FILE, write_html
 
 

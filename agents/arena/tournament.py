@@ -1,31 +1,23 @@
-"""Round-robin tournaments: a deterministic schedule, parallel games, a resumable games.jsonl.
+"""Round-robin tournaments: a folder that holds one tournament, resumable and locked.
 
-Every pair of agents plays ``games_per_pair`` games in game pairs: pair ``k`` (games ``2k``
-and ``2k + 1``) starts both games from opening ``k`` of the tournament's
-:class:`~.openings.OpeningBook`, the first-listed agent moving first in the even game and
-second in the odd one. Each game has a stable id (:func:`game_id`: ``"A|B|g"``, the specs
-escaped so that no two games share one) and a seed derived from the tournament seed and
-that id alone, so the set of results does not depend on the number of workers or on
-interruptions. The schedule is generated lazily. Finished games are appended to
-``games.jsonl`` (one JSON object per line, flushed and fsynced) by the parent process only.
+:func:`run_tournament` plays the :mod:`~.schedule`'s games that ``games.jsonl`` does not
+hold yet (through :mod:`~.runner`'s worker processes or the Ray backend), appending each
+finished game (one JSON object per line, flushed and fsynced) from the parent process only.
+``tournament.json`` keeps the settings, so ``--resume`` can refuse another tournament, and
+``tournament.lock`` keeps a second tournament out of the folder while one runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import itertools
 import json
-import multiprocessing
-import os
-import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 try:
     import fcntl
@@ -33,180 +25,26 @@ except ImportError:  # Windows: no folder lock
     fcntl = None  # type: ignore[assignment]
 
 from boardzoo.agents.agent_spec import canonical_spec, kind_of
-from boardzoo.agents.base import INTERACTIVE_KINDS, Agent, check_spec, make_agent
+from boardzoo.agents.base import INTERACTIVE_KINDS, check_spec
 from boardzoo.agents.distributed import check_backend, ray_games
-from boardzoo.agents.engine import attach_log
-from boardzoo.agents.engine_io import kill_all
-from boardzoo.agents.movetime import limit_agents
-from boardzoo.agents.processes import die_with_parent, start_quiet_resource_tracker
 from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import GameState, echo
-from boardzoo.envs.core.registry import state_class
-from boardzoo.envs.core.threads import one_torch_thread
 
-from .openings import NO_OPENING, Opening, OpeningBook, book
-from .play import play_from
+from .openings import book
 from .records import ArenaError, append_game, read_games
+from .runner import (
+    DEFAULT_MAX_PLIES,
+    ENGINE_LOGS,
+    GameRef,
+    game_class,
+    play_game_in_worker,
+    run_games,
+)
+from .schedule import Pairing, check_count, schedule
 
 GAMES_FILE = "games.jsonl"
-#: Folder (beside games.jsonl) of the outside engines' stderr logs, one file per engine a game.
-ENGINE_LOGS = "engine_logs"
 CONFIG_FILE = "tournament.json"
 LOCK_FILE = "tournament.lock"
-DEFAULT_MAX_PLIES = 1000  # safety net only: every boardzoo game has its own draw rules
-#: Most games one tournament may schedule (a typo such as 10**9 games per pair is refused
-#: before anything is written, not after the folder filled up).
-MAX_GAMES = 1_000_000
-
-
-GameRef = str | type[GameState]
-
-
-def game_class(game: GameRef) -> type[GameState]:
-    """Return the state class of a game name (via the registry) or the class itself."""
-    return state_class(game) if isinstance(game, str) else game
-
-
-@dataclass(frozen=True)
-class Pairing:
-    """One scheduled game: its id, the agents in move order and its seed (and the seed of its
-    random opening moves, when it has some: by default ``seed``; the agents' per-move time
-    limit in seconds, when there is one; the index of its game pair and the opening both
-    games of that pair start from)."""
-
-    id: str
-    first: str
-    second: str
-    seed: int
-    opening_seed: int | None = None
-    movetime: float | None = None
-    pair: int | None = None
-    opening: Opening = NO_OPENING
-
-
-def game_seed(seed: int, game_id: str) -> int:
-    """Return the seed of one game from the tournament seed and the game id (stable hash)."""
-    digest = hashlib.sha256(f"{seed}|{game_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "little")
-
-
-def game_id(a: str, b: str, g: int) -> str:
-    """Return the id of game ``g`` between agents ``a`` and ``b``: ``"a|b|g"``, with ``%`` and
-    ``|`` inside a spec written ``%25`` and ``%7C`` (percent-encoding is one-to-one, so two
-    games never share an id or a seed whatever their specs hold; specs without those
-    characters keep the readable ids of older tournaments)."""
-    return f"{quote(a, safe=_KEEP)}|{quote(b, safe=_KEEP)}|{g}"
-
-
-#: Every printable ASCII character but ``%`` and ``|`` stays as it is in an id.
-_KEEP = "".join(chr(c) for c in range(32, 127) if chr(c) not in "%|")
-
-
-def check_count(agents: Sequence[str], games_per_pair: int) -> None:
-    """Raise ArenaError for a count below 1, or a schedule of more than MAX_GAMES games."""
-    if games_per_pair < 1:
-        raise ArenaError(f"--games-per-pair must be at least 1, got {games_per_pair}")
-    pairs = len(agents) * (len(agents) - 1) // 2
-    if games_per_pair * pairs > MAX_GAMES:
-        raise ArenaError(f"--games-per-pair {games_per_pair} with {len(agents)} agents is "
-                         f"{games_per_pair * pairs:,} games; a tournament plays at most "
-                         f"{MAX_GAMES:,}")
-
-
-def schedule(agents: Sequence[str], games_per_pair: int, seed: int = 0,
-             openings: OpeningBook | None = None) -> Iterator[Pairing]:
-    """Yield every game of the round robin, round by round so partial runs stay balanced;
-    games ``2k`` and ``2k + 1`` of each pair of agents share opening ``k`` (none without
-    ``openings``), colours swapped."""
-    check_count(agents, games_per_pair)
-    pairs = [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
-    for g in range(games_per_pair):
-        opening = NO_OPENING if openings is None else openings[g // 2]
-        for a, b in pairs:
-            gid = game_id(a, b, g)
-            first, second = (a, b) if g % 2 == 0 else (b, a)
-            yield Pairing(gid, first, second, game_seed(seed, gid), pair=g // 2,
-                          opening=opening)
-
-
-def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
-              opening_moves: int = 0, log_dir: Path | None = None) -> dict:
-    """Play one game and return its record (the games.jsonl line as a dict).
-
-    The game starts from the pairing's opening (its moves are in the record's ``moves``, a
-    start position in ``start``); then the first ``opening_moves`` moves are uniformly
-    random, drawn from the pairing's ``opening_seed`` (two games with the same one open
-    alike). Outside engines write their stderr to logs in ``log_dir`` (None: to this
-    process's stderr)."""
-    cls = game_class(game)
-    players = [make_agent(pairing.first, cls.name, pairing.seed),
-               make_agent(pairing.second, cls.name, pairing.seed + 1)]
-    logs = ([attach_log(p, log_dir, pairing.id, i) for i, p in enumerate(players)]
-            if log_dir is not None else [None, None])
-    limit_agents(players, pairing.movetime)
-    opening_seed = pairing.seed if pairing.opening_seed is None else pairing.opening_seed
-    opening = pairing.opening
-    start = cls.start() if opening.position is None else cls.from_text(opening.position)
-    record = play_from(start, players, max_moves=max_plies, opening_moves=opening_moves,
-                       opening_seed=opening_seed, opening=opening.moves)
-    extra: dict = {}
-    if any(logs):
-        extra["logs"] = [f"{ENGINE_LOGS}/{name}" if name else None for name in logs]
-    if opening.position is not None:
-        extra["start"] = opening.position
-    names = [display_name(p) for p in players]
-    if names != [p.spec for p in players]:
-        extra["names"] = names
-    if pairing.pair is not None:
-        extra["pair"] = pairing.pair
-        extra["opening"] = opening.label
-    if pairing.movetime is not None:
-        extra["movetime"] = pairing.movetime
-    return record.line(pairing.id, cls.name, [pairing.first, pairing.second], pairing.seed,
-                       [p.stats() for p in players], **extra)
-
-
-def display_name(agent: Agent) -> str:
-    """Return what tables call ``agent``: its ``name=``, else the ``id name`` an outside
-    engine gave, else its spec."""
-    engine_name = getattr(agent, "name", "") if agent.spec.startswith("engine:") else ""
-    return agent.display_name or (engine_name if isinstance(engine_name, str) else "") \
-        or agent.spec
-
-
-def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,
-                        opening_moves: int = 0, log_dir: Path | None = None) -> dict:
-    """:func:`play_game` in a worker process the arena owns (one torch thread)."""
-    one_torch_thread()
-    return play_game(game, pairing, max_plies, opening_moves, log_dir)
-
-
-def _exit_on_sigterm(parent: int) -> None:
-    """In a worker: on SIGTERM (Pool.terminate, after a Ctrl-C) kill the outside engines it
-    started and exit at once.
-
-    Ctrl-C itself is ignored here: the terminal sends it to the workers too, and a worker
-    that died of it mid-task made the pool start a replacement while the arena was shutting
-    down; the arena ends its workers itself."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_now)
-    die_with_parent(parent)  # a SIGKILLed arena: SIGTERM here, not tracebacks on its pipes
-
-
-def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
-    """Kill this worker's engines and end the process without unwinding its stack.
-
-    Raising SystemExit here instead (so that clean-up code ends the engines) could be lost:
-    a signal that arrived while an engine was being started landed in an at-fork hook, which
-    printed "Exception ignored" and went on, and Pool.terminate then waited for that worker
-    forever (seen in test_ctrl_c_and_resume_leave_no_engine_behind). An engine forked but
-    not yet recorded dies with this process (PR_SET_PDEATHSIG, Linux)."""
-    kill_all()
-    os._exit(128 + signum)
-
-
-def _play_task(task: tuple[GameRef, Pairing, int, int, Path | None]) -> dict:
-    return play_game_in_worker(*task)
 
 
 @dataclass
@@ -318,25 +156,6 @@ def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[
     for spec in agents:
         check_spec(spec, cls.name)
     return cls
-
-
-def run_games(game: GameRef, tasks: Iterable[Pairing], workers: int,
-              max_plies: int, opening_moves: int = 0,
-              log_dir: Path | None = None) -> Iterator[dict]:
-    """Yield finished game records (in finishing order) from ``workers`` processes."""
-    if workers <= 1:
-        for p in tasks:
-            yield play_game(game, p, max_plies, opening_moves, log_dir)
-        return
-    # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
-    ctx = multiprocessing.get_context("spawn")
-    start_quiet_resource_tracker()
-    with ctx.Pool(workers, initializer=_exit_on_sigterm, initargs=(os.getpid(),)) as pool:
-        yield from pool.imap_unordered(
-            _play_task, ((game, p, max_plies, opening_moves, log_dir) for p in tasks))
-        pool.close()  # every game is in: let the workers exit by themselves, not by SIGTERM
-        pool.join()
-
 
 
 #: Called with each finished game's record and every record so far; True stops the
