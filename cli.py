@@ -4,7 +4,7 @@ export (``boardzoo --help`` lists them from the parser).
 Every user error (bad game, position, move, agent, config or checkpoint)
 ends as one ``boardzoo: error: ...`` line on stderr and exit status 2.
 Feature packages add their own subcommands through a ``register(subparsers)``
-function (``boardzoo.agents.commands``, ``boardzoo.training.commands``).
+function (``boardzoo.agents.arena.commands``, ``boardzoo.training.commands``).
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
-from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime, openings
-from boardzoo.agents import commands as agent_commands
+from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime
 from boardzoo.agents.agent_spec import canonical_spec
+from boardzoo.agents.arena import commands as arena_commands
+from boardzoo.agents.arena import openings
+from boardzoo.agents.arena.play import play_game
 from boardzoo.agents.human import HumanQuit
-from boardzoo.agents.play import play_game
 from boardzoo.agents.processes import Terminated
 from boardzoo.envs.core.game import BoardzooError, divide
 from boardzoo.envs.core.registry import GAMES, get_spec, load_state
@@ -162,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_position(p)
     p.set_defaults(func=cmd_play)
 
-    agent_commands.register(sub)
+    arena_commands.register(sub)
     engine_server.register(sub)
     training_commands.register(sub)
     # from the parser itself, so that the summary never leaves out a subcommand

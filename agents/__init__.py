@@ -1,4 +1,5 @@
-"""Agents that play boardzoo games (random, greedy, MCTS, alpha-beta, human, learned)."""
+"""Agents that play boardzoo games (random, greedy, MCTS, alpha-beta, human, learned); the
+arena that plays them against each other is the subpackage :mod:`boardzoo.agents.arena`."""
 
 from .base import (
     AGENT_FACTORIES,

@@ -18,8 +18,7 @@ import json
 import time
 from pathlib import Path
 
-from boardzoo.agents import report
-from boardzoo.agents.arena import run_tournament
+from boardzoo.agents.arena import report, run_tournament
 from boardzoo.envs.core.registry import GAMES, UnknownGameError, state_class
 
 AGENTS = ["random", "greedy", "mcts:200", "alphabeta:2"]

@@ -47,9 +47,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from boardzoo.agents import make_agent
-from boardzoo.agents.records import read_games
-from boardzoo.agents.report import build
-from boardzoo.agents.viewer import page_data
+from boardzoo.agents.arena.records import read_games
+from boardzoo.agents.arena.report import build
+from boardzoo.agents.arena.viewer import page_data
 from boardzoo.cli import main as cli_main
 from boardzoo.envs.aec import BoardGameEnv, make_env
 from boardzoo.envs.core.game import BoardzooError

@@ -1,8 +1,8 @@
 """Make a balanced opening suite: positions after a few random plies that a fixed search
-scores near even (the shipped ``agents/openings/GAME.txt``; docs/arena.md#openings).
+scores near even (the shipped ``agents/arena/openings/GAME.txt``; docs/arena.md#openings).
 
     python bench/make_openings.py --game loa --plies 4 --depth 3 --count 100 \
-        --max-eval 0.15 --seed 1 --out agents/openings/loa.txt
+        --max-eval 0.15 --seed 1 --out agents/arena/openings/loa.txt
 
 Lines of ``--plies`` uniformly random moves from the start are drawn (seeded by
 ``--seed``); a line is kept when it is new, the game is not over, and ``alphabeta:DEPTH``
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from boardzoo.agents.alphabeta import searcher
+from boardzoo.agents.arena.openings import random_line
 from boardzoo.agents.evaluation import as_value, get_scale
-from boardzoo.agents.openings import random_line
 from boardzoo.envs.core.registry import load_state
 
 

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from boardzoo.agents import report
 from boardzoo.agents.arena import (
     GAMES_FILE,
     ArenaError,
     append_game,
     game_id,
+    report,
     run_tournament,
     schedule,
 )
-from boardzoo.agents.commands import SprtWatch
-from boardzoo.agents.openings import OpeningError, book, suite_path
-from boardzoo.agents.pairs import Sprt, llr_logistic, pentanomial, score_stats, trinomial
+from boardzoo.agents.arena.commands import SprtWatch
+from boardzoo.agents.arena.openings import OpeningError, book, suite_path
+from boardzoo.agents.arena.pairs import Sprt, llr_logistic, pentanomial, score_stats, trinomial
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import load_state
 

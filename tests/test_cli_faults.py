@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from boardzoo.agents.agent_spec import spec_list
-from boardzoo.agents.ratings import RatingError
-from boardzoo.agents.report import build
+from boardzoo.agents.arena.ratings import RatingError
+from boardzoo.agents.arena.report import build
 from boardzoo.cli import main
 from boardzoo.training.config import ConfigError, load_config
 

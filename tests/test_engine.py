@@ -302,7 +302,7 @@ def test_ctrl_c_and_resume_leave_no_engine_behind(tmp_path: Path, marker: str,
 
 WORKER_THAT_SWALLOWS = """
 import sys, time
-from boardzoo.agents.arena import _exit_on_sigterm
+from boardzoo.agents.arena.runner import _exit_on_sigterm
 from boardzoo.agents.engine_io import EngineProcess
 import os
 _exit_on_sigterm(os.getppid())

@@ -80,7 +80,7 @@ def check_sb3_model_as_agent_and_opponent(path: Path, model) -> None:
     """A saved model plays as the agent spec sb3:PATH (play, arena) and as a SingleAgentEnv
     opponent (a spec string, or the model object itself: SB3 self-play)."""
     from boardzoo.agents import UnknownAgentError, make_agent
-    from boardzoo.agents.play import play_game
+    from boardzoo.agents.arena.play import play_game
 
     record = play_game("loa", [make_agent(f"sb3:{path}", "loa", 0), make_agent("random", "loa", 1)],
                        max_moves=30)

@@ -18,11 +18,11 @@ import pytest
 pygame = pytest.importorskip("pygame")  # the dev extra has it: CI runs these
 
 from boardzoo.agents import make_agent
+from boardzoo.agents.arena.play import play_from
 from boardzoo.agents.base import RandomAgent
 from boardzoo.agents.greedy import GreedyAgent
 from boardzoo.agents.gui import BAR, TARGET, GuiAgent, _button_boxes
 from boardzoo.agents.human import HumanQuit
-from boardzoo.agents.play import play_from
 from boardzoo.cli import main
 from boardzoo.envs import loa_v0, ultima_v0, whistling_v0
 from boardzoo.envs.core.registry import get_spec, load_state

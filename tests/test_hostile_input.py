@@ -13,10 +13,10 @@ import torch
 
 from boardzoo.agents.agent_spec import canonical_spec
 from boardzoo.agents.arena import ArenaError, Pairing, play_game, run_tournament
+from boardzoo.agents.arena.records import read_games
+from boardzoo.agents.arena.viewer import page_data, render_page
 from boardzoo.agents.base import UnknownAgentError, make_agent
-from boardzoo.agents.records import read_games
 from boardzoo.agents.single_agent import SingleAgentEnv, SingleAgentError
-from boardzoo.agents.viewer import page_data, render_page
 from boardzoo.cli import main
 from boardzoo.envs.aec import BoardGameEnv, make_env
 from boardzoo.envs.core.game import MoveError, PositionError, UnknownGameError

@@ -67,7 +67,7 @@ def trained(tmp_path_factory) -> Path:
 def test_a_model_loads_without_unpickling_and_plays_as_sb3s_own_load(trained: Path):
     from sb3_contrib import MaskablePPO
 
-    from boardzoo.agents.play import play_game
+    from boardzoo.agents.arena.play import play_game
     from boardzoo.agents.sb3_policy import load_model
     from boardzoo.envs.core.registry import get_spec
 

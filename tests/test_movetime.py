@@ -10,11 +10,11 @@ from toygames import TicTacToe
 
 from boardzoo.agents import make_agent, mcts
 from boardzoo.agents.arena import ArenaError, run_tournament
+from boardzoo.agents.arena.play import play_game
+from boardzoo.agents.arena.report import build, markdown
+from boardzoo.agents.arena.viewer import ratings_html
 from boardzoo.agents.base import Agent
 from boardzoo.agents.movetime import MoveTimeError, limit_agents, parse_seconds
-from boardzoo.agents.play import play_game
-from boardzoo.agents.report import build, markdown
-from boardzoo.agents.viewer import ratings_html
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import load_state
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from boardzoo.agents.replay import replay
+from boardzoo.agents.arena.replay import replay
 from boardzoo.envs import loa_v0
 from boardzoo.envs.core.registry import load_state
 

@@ -33,7 +33,7 @@ MUST_SHIP = [
     "boardzoo/configs/loa.yaml", "boardzoo/configs/ultima.yaml",
     "boardzoo/configs/whistling.yaml", "boardzoo/configs/tiny.yaml",
     "boardzoo/agents/nets/loa.pt", "boardzoo/agents/nets/ultima.pt",
-    "boardzoo/agents/nets/whistling.pt", "boardzoo/agents/viewer.html",
+    "boardzoo/agents/nets/whistling.pt", "boardzoo/agents/arena/viewer.html",
     "boardzoo/training/examples/sb3_maskable_ppo.py",
     "boardzoo/training/examples/rllib_ppo_selfplay.py",
     "boardzoo/training/examples/torchrl_loa.py",

@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from boardzoo.agents.ratings import C, RatingError, Result, expected_score, fit
-from boardzoo.agents.report import build, markdown
+from boardzoo.agents.arena.ratings import C, RatingError, Result, expected_score, fit
+from boardzoo.agents.arena.report import build, markdown
 
 TRUE = {"random": 0.0, "weak": -150.0, "good": 250.0, "best": 600.0}
 

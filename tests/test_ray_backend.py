@@ -12,10 +12,16 @@ import numpy as np
 import pytest
 import torch
 
-from boardzoo.agents import arena
-from boardzoo.agents.arena import GAMES_FILE, play_game, run_tournament, schedule
+from boardzoo.agents.arena import (
+    GAMES_FILE,
+    Pairing,
+    play_game,
+    run_tournament,
+    schedule,
+    tournament,
+)
+from boardzoo.agents.arena.records import read_games
 from boardzoo.agents.distributed import BackendError, connect, ray_games
-from boardzoo.agents.records import read_games
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import action_game, state_class
 from boardzoo.training.backends import RaySelfPlayPool, split_seeds
@@ -77,7 +83,7 @@ def test_ray_tournament_equals_local_and_resumes_across_backends(ray_local, tmp_
     assert ray_local.is_initialized()  # the backend used, and left up, the caller's instance
 
 
-def crash_first_attempt(marker_dir: str, game: str, pairing: arena.Pairing,
+def crash_first_attempt(marker_dir: str, game: str, pairing: Pairing,
                         max_plies: int) -> dict:
     """Kill the worker process the first time game ``|1`` is played, then play normally."""
     marker = Path(marker_dir) / "crashed"
@@ -89,7 +95,7 @@ def crash_first_attempt(marker_dir: str, game: str, pairing: arena.Pairing,
 
 def test_lost_worker_game_is_rerun_and_written_once(ray_local, tmp_path, monkeypatch):
     crashing = functools.partial(crash_first_attempt, str(tmp_path))
-    monkeypatch.setattr(arena, "ray_games",
+    monkeypatch.setattr(tournament, "ray_games",
                         lambda *args, play, **kwargs: ray_games(*args, play=crashing, **kwargs))
     records = run_tournament("loa", AGENTS, 4, tmp_path / "out", seed=5, progress=False,
                              backend="ray")

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from boardzoo.agents.arena import GAMES_FILE, run_tournament
-from boardzoo.agents.gif import read_frames, shared_palette, to_palette
-from boardzoo.agents.replay import load_games, pick, replay, result_text
-from boardzoo.agents.viewer import page_data
+from boardzoo.agents.arena.gif import read_frames, shared_palette, to_palette
+from boardzoo.agents.arena.replay import load_games, pick, replay, result_text
+from boardzoo.agents.arena.viewer import page_data
 from boardzoo.cli import main
 from boardzoo.envs.aec import BoardGameEnv
 from boardzoo.envs.core.registry import get_spec

@@ -22,7 +22,7 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 
 from boardzoo.agents import UnknownAgentError, make_agent  # noqa: E402
 from boardzoo.agents import rllib_support as rs  # noqa: E402
-from boardzoo.agents.play import play_game  # noqa: E402
+from boardzoo.agents.arena.play import play_game  # noqa: E402
 from boardzoo.envs.core.registry import get_spec  # noqa: E402
 
 from conftest import REPO  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from boardzoo.agents import make_agent
-from boardzoo.agents.play import play_game
+from boardzoo.agents.arena.play import play_game
 from boardzoo.envs.core.registry import action_game, get_spec
 from boardzoo.training.config import load_config
 from boardzoo.training.network import build_net, masked_softmax

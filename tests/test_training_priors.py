@@ -423,8 +423,8 @@ def test_export_changes_play_settings_only_and_keeps_the_weights(tmp_path, capsy
 
 # -- evaluation games are kept for replays ------------------------------------------------------
 def test_evaluation_games_are_recorded_replayable_and_not_doubled_on_resume(tmp_path):
-    from boardzoo.agents.records import read_games
-    from boardzoo.agents.replay import replay
+    from boardzoo.agents.arena.records import read_games
+    from boardzoo.agents.arena.replay import replay
     from boardzoo.training.trainer import EVAL_GAMES, Trainer
 
     out = tmp_path / "run"

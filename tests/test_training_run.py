@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from boardzoo.agents import make_agent
-from boardzoo.agents.play import play_game
+from boardzoo.agents.arena.play import play_game
 from boardzoo.cli import main
 from boardzoo.training.checkpoint import CheckpointError, load
 from boardzoo.training.config import load_config

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from boardzoo.agents.replay import load_games, replay
+from boardzoo.agents.arena.replay import load_games, replay
 from boardzoo.cli import main
 
 GAMES = ("loa", "ultima", "whistling")

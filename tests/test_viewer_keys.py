@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_viewer_browser import browser
 
-from boardzoo.agents.viewer import CELL_PIXELS, board_data
+from boardzoo.agents.arena.viewer import CELL_PIXELS, board_data
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import get_spec
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from boardzoo.agents.arena.play import play_from
 from boardzoo.agents.base import Agent, make_agent
-from boardzoo.agents.play import play_from
 from boardzoo.envs.core.registry import load_state
 
 
@@ -23,7 +23,7 @@ def match(game: str, make_a: Callable[[int], Agent], make_b: Callable[[int], Age
     """Play ``games`` games of A against B (A moves first in even games); return A's results.
 
     Returns games, wins, draws, losses, score ((wins + draws / 2) / games) and mean plies.
-    ``on_game`` receives each game's games.jsonl line (:meth:`~boardzoo.agents.records.
+    ``on_game`` receives each game's games.jsonl line (:meth:`~boardzoo.agents.arena.records.
     GameRecord.line`: ``players`` named by ``names``, ``seed`` = the opening's seed), in
     playing order.
     """

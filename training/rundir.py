@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from boardzoo.agents.records import append_game, read_games, write_games
+from boardzoo.agents.arena.records import append_game, read_games, write_games
 from boardzoo.envs.core.files import write_atomic
 
 from .config import Config, ConfigError, dump_config

@@ -5,8 +5,8 @@ kept in the game record's ``moves``) or a position text (the record's ``start``)
 plays each opening twice, colours swapped (a game pair); pair ``i`` of every match uses
 opening ``i``. The ``--openings`` spec chooses them:
 
-- ``suite`` (the default): the game's shipped suite, ``agents/openings/GAME.txt`` (how it was
-  made: docs/arena.md#openings, ``bench/make_openings.py``);
+- ``suite`` (the default): the game's shipped suite, ``agents/arena/openings/GAME.txt`` (how
+  it was made: docs/arena.md#openings, ``bench/make_openings.py``);
 - ``random:N``: N uniformly random plies, drawn from the tournament seed; an opening already
   drawn is drawn again, so none repeats while distinct ones can still be found;
 - ``none``: every game from the start position (deterministic agents repeat their games);

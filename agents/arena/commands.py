@@ -8,23 +8,18 @@ import math
 import sys
 from pathlib import Path
 
+from boardzoo.agents import movetime
+from boardzoo.agents.agent_spec import canonical_spec, spec_list
+from boardzoo.agents.distributed import check_backend
+from boardzoo.agents.processes import Terminated, sigterm_as_interrupt, worker_count_problem
 from boardzoo.envs.core.game import printable
 from boardzoo.envs.core.threads import one_torch_thread
 
-from . import movetime, openings, report, viewer_commands
-from .agent_spec import canonical_spec, spec_list
-from .arena import (
-    DEFAULT_MAX_PLIES,
-    GAMES_FILE,
-    ArenaError,
-    locked,
-    read_games,
-    run_tournament,
-    validate,
-)
-from .distributed import check_backend
+from . import openings, report, viewer_commands
 from .pairs import Sprt, pentanomial
-from .processes import Terminated, sigterm_as_interrupt, worker_count_problem
+from .records import ArenaError, read_games
+from .runner import DEFAULT_MAX_PLIES
+from .tournament import GAMES_FILE, locked, run_tournament, validate
 from .viewer import HTML_FILE, write_html
 
 

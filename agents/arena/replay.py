@@ -20,8 +20,8 @@ from boardzoo.envs.core.game import BoardzooError, GameState, echo
 from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.core.spec import GameSpec
 
-from .arena import GAMES_FILE
 from .records import ArenaError, read_games
+from .tournament import GAMES_FILE
 
 #: Games files looked for, in order, when a folder is given (eval_games.jsonl: the name kept
 #: for a training run's evaluation games, which the trainer does not record yet).

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from boardzoo.agents.agent_spec import canonical_spec
 from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import printable
 
-from .agent_spec import canonical_spec
 from .pairs import match_stats
 from .ratings import RatingError, Ratings, Result, fit
 

@@ -12,10 +12,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from boardzoo.agents.base import Agent, Forfeit
 from boardzoo.envs.core.game import GameState
 from boardzoo.envs.core.registry import load_state
 
-from .base import Agent, Forfeit
 from .records import GameRecord
 
 
@@ -34,7 +34,7 @@ def play_from(
     chose), then ``opening_moves`` uniformly random moves (seeded by ``opening_seed``), so
     that deterministic agents need not replay one game; both are in ``moves``. A game
     stopped by ``max_moves`` scores as a draw. An agent that raises
-    :class:`~.base.Forfeit` loses (the record's ``forfeit``).
+    :class:`~boardzoo.agents.base.Forfeit` loses (the record's ``forfeit``).
     """
     forfeit: dict[str, Any] | None = None
     for i, agent in enumerate(agents):
