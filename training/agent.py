@@ -228,7 +228,7 @@ def from_spec(spec: AgentSpec, game: str, seed: int | None) -> NetAgent:
         cfg.play, **{k: v for k, v in play.items() if v is not None}))
     agent = NetAgent(game, net, cfg, opts["sims"], seed)
     if opts["batch"] > 1:
-        if agent.search_cfg.root != "puct":
+        if not ROOT_RULES[agent.search_cfg.root].batches_leaves:
             raise UnknownAgentError("agent checkpoint: batch=N needs a PUCT root (add root=puct): "
                                     "a Gumbel root's halving counts its simulations one by one")
         agent.leaf_batch = opts["batch"]

@@ -79,6 +79,9 @@ class RootRule:
     reuses_subtrees: ClassVar[bool] = False
     #: Whether a fast search (playout-cap randomisation) keeps the root noise.
     noise_in_fast_search: ClassVar[bool] = False
+    #: Whether its searches may gather several leaves per network batch under a virtual
+    #: loss (``checkpoint:...,batch=N``); Gumbel's halving counts simulations one by one.
+    batches_leaves: ClassVar[bool] = False
 
     def __init__(self, cfg: MCTSConfig, simulations: Any, add_noise: Any,
                  draw: Randomness) -> None:
@@ -123,6 +126,7 @@ class PuctRoot(RootRule):
                      "selfplay.temperature_moves")
     play_keys = ("play.stop_early",)
     reuses_subtrees = True
+    batches_leaves = True
 
     def start(self, root: Edges) -> Any | None:
         c = self.cfg
