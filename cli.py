@@ -17,9 +17,10 @@ import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
-from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime, openings
+from boardzoo.agents import AGENT_FACTORIES, make_agent, movetime, openings
 from boardzoo.agents import commands as agent_commands
 from boardzoo.agents.agent_spec import canonical_spec
+from boardzoo.agents.engine import server as engine_server
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.play import play_game
 from boardzoo.agents.processes import Terminated

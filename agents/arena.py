@@ -19,6 +19,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,6 +33,8 @@ try:
 except ImportError:  # Windows: no folder lock
     fcntl = None  # type: ignore[assignment]
 
+from boardzoo.agents.engine import EngineAgent
+from boardzoo.agents.engine.process import engine_run, join_run, kill_all
 from boardzoo.envs.core.files import write_atomic
 from boardzoo.envs.core.game import GameState, echo
 from boardzoo.envs.core.registry import state_class
@@ -40,8 +43,6 @@ from boardzoo.envs.core.threads import one_torch_thread
 from .agent_spec import canonical_spec, kind_of
 from .base import INTERACTIVE_KINDS, Agent, check_spec, make_agent
 from .distributed import check_backend, ray_games
-from .engine import attach_log
-from .engine_io import kill_all
 from .movetime import limit_agents
 from .openings import NO_OPENING, Opening, OpeningBook, book
 from .play import play_from
@@ -166,6 +167,24 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
                        [p.stats() for p in players], **extra)
 
 
+def engine_log_name(game_id: str, seat: int) -> str:
+    """Return the stderr log file name of seat ``seat`` (0 or 1) in game ``game_id``."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", game_id)[:60].strip("_")
+    digest = hashlib.sha256(game_id.encode()).hexdigest()[:8]
+    return f"{safe}-{digest}.{seat}.stderr.log"
+
+
+def attach_log(agent: Agent, folder: Path, game_id: str, seat: int) -> str | None:
+    """Send an outside engine's stderr to a log in ``folder``; return the file's name (None
+    for another agent)."""
+    if not isinstance(agent, EngineAgent):
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    name = engine_log_name(game_id, seat)
+    agent.stderr_path = folder / name
+    return name
+
+
 def display_name(agent: Agent) -> str:
     """Return what tables call ``agent``: its ``name=``, else the ``id name`` an outside
     engine gave, else its spec."""
@@ -181,9 +200,9 @@ def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAUL
     return play_game(game, pairing, max_plies, opening_moves, log_dir)
 
 
-def _exit_on_sigterm(parent: int) -> None:
+def _exit_on_sigterm(parent: int, run: str) -> None:
     """In a worker: on SIGTERM (Pool.terminate, after a Ctrl-C) kill the outside engines it
-    started and exit at once.
+    started and exit at once; mark its engines with the arena's engine run mark ``run``.
 
     Ctrl-C itself is ignored here: the terminal sends it to the workers too, and a worker
     that died of it mid-task made the pool start a replacement while the arena was shutting
@@ -191,6 +210,7 @@ def _exit_on_sigterm(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_now)
     die_with_parent(parent)  # a SIGKILLed arena: SIGTERM here, not tracebacks on its pipes
+    join_run(run)
 
 
 def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
@@ -323,19 +343,22 @@ def validate(game: GameRef, agents: Sequence[str], games_per_pair: int) -> type[
 def run_games(game: GameRef, tasks: Iterable[Pairing], workers: int,
               max_plies: int, opening_moves: int = 0,
               log_dir: Path | None = None) -> Iterator[dict]:
-    """Yield finished game records (in finishing order) from ``workers`` processes."""
-    if workers <= 1:
-        for p in tasks:
-            yield play_game(game, p, max_plies, opening_moves, log_dir)
-        return
-    # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
-    ctx = multiprocessing.get_context("spawn")
-    start_quiet_resource_tracker()
-    with ctx.Pool(workers, initializer=_exit_on_sigterm, initargs=(os.getpid(),)) as pool:
-        yield from pool.imap_unordered(
-            _play_task, ((game, p, max_plies, opening_moves, log_dir) for p in tasks))
-        pool.close()  # every game is in: let the workers exit by themselves, not by SIGTERM
-        pool.join()
+    """Yield finished game records (in finishing order) from ``workers`` processes; at the
+    end, however it comes, nothing an outside engine of these games started is left."""
+    with engine_run() as run:
+        if workers <= 1:
+            for p in tasks:
+                yield play_game(game, p, max_plies, opening_moves, log_dir)
+            return
+        # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
+        ctx = multiprocessing.get_context("spawn")
+        start_quiet_resource_tracker()
+        with ctx.Pool(workers, initializer=_exit_on_sigterm,
+                      initargs=(os.getpid(), run)) as pool:
+            yield from pool.imap_unordered(
+                _play_task, ((game, p, max_plies, opening_moves, log_dir) for p in tasks))
+            pool.close()  # every game is in: let the workers exit by themselves
+            pool.join()
 
 
 

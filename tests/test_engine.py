@@ -30,7 +30,7 @@ from boardzoo.agents.arena import (
 )
 from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.agents.engine import AGENT_KIND, CRASHED, ILLEGAL, NO_ANSWER, TIMEOUT, parse_info
-from boardzoo.agents.engine_server import serve
+from boardzoo.agents.engine.server import serve
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import state_class
 
@@ -303,9 +303,9 @@ def test_ctrl_c_and_resume_leave_no_engine_behind(tmp_path: Path, marker: str,
 WORKER_THAT_SWALLOWS = """
 import sys, time
 from boardzoo.agents.arena import _exit_on_sigterm
-from boardzoo.agents.engine_io import EngineProcess
+from boardzoo.agents.engine.process import EngineProcess
 import os
-_exit_on_sigterm(os.getppid())
+_exit_on_sigterm(os.getppid(), "test")
 engine = EngineProcess(["sleep", "120"])  # an engine that never answers
 print(engine.pid, flush=True)
 while True:  # code that ignores every exception, as an at-fork hook does
