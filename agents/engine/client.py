@@ -29,6 +29,8 @@ from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
 from .process import EngineClosed, EngineProcess, EngineSilent
 from .protocol import (
     CRASHED,
+    FEATURE_LEGAL,
+    FEATURE_TEXT,
     FEATURES,
     ILLEGAL,
     NO_ANSWER,
@@ -149,7 +151,7 @@ class EngineAgent(Agent):
             self.reset()
         started = time.perf_counter()
         self._send(self._position(state), TIMEOUT)
-        if "legal" in self.features:
+        if FEATURE_LEGAL in self.features:
             self._send(Legal(tuple(state.legal_move_strs())), TIMEOUT)
         self._send(Go(Limits(self.move_time, self.nodes)), TIMEOUT)
         wait = self.timeout if self.move_time is None else self.move_time + self.grace
@@ -192,7 +194,7 @@ class EngineAgent(Agent):
         the history), or the current position's text alone when the game is not known or
         the engine asked for ``feature text``."""
         game, self._game = self._game, None
-        if "text" in self.features or game is None or game[0].ply + len(game[1]) != state.ply:
+        if FEATURE_TEXT in self.features or game is None or game[0].ply + len(game[1]) != state.ply:
             return Position(state.to_text())
         first, moves = game
         text = first.to_text()
@@ -209,7 +211,7 @@ class EngineAgent(Agent):
         deadline = time.monotonic() + self.timeout
         while not isinstance(answer := self._expect(None, NO_ANSWER, self.timeout, Ok.WORD,
                                                     deadline), Ok):
-            if isinstance(answer, Id) and answer.key == "name":
+            if isinstance(answer, Id) and answer.key == Id.NAME:
                 self.name = answer.value[:FIELD_CHARS]
             elif isinstance(answer, Feature):
                 self.features.update(f for f in answer.names if f in FEATURES)

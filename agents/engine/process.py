@@ -32,6 +32,8 @@ from pathlib import Path
 
 from boardzoo.agents.processes import PRCTL
 
+from .protocol import Quit
+
 #: Longest line an engine may send; a longer one is dropped (why: a runaway engine must not
 #: fill the arena's memory).
 MAX_LINE = 1 << 20
@@ -211,7 +213,7 @@ class EngineProcess:
         """End the engine: ``quit`` (if ``polite``), then SIGTERM, then SIGKILL to its group."""
         if polite and self.proc.poll() is None:
             try:
-                self.send("quit", time.monotonic() + 0.2)
+                self.send(Quit().format(), time.monotonic() + 0.2)
             except (EngineClosed, EngineSilent):
                 pass
         self._finalizer()

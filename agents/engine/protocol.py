@@ -24,8 +24,10 @@ PROTOCOL_VERSION = 1
 #: Why an engine can lose a game without the rules deciding it (a Forfeit's reason).
 ILLEGAL, TIMEOUT, CRASHED, NO_ANSWER = "illegal move", "timeout", "crashed", "no answer"
 REASONS = (ILLEGAL, TIMEOUT, CRASHED, NO_ANSWER)
-#: The features boardzoo knows (others an engine announces are ignored, not kept).
-FEATURES = ("legal", "text")
+#: The features boardzoo knows (others an engine announces are ignored, not kept): ``legal``
+#: (send the legal moves before each ``go``) and ``text`` (send positions as text alone).
+FEATURE_LEGAL, FEATURE_TEXT = "legal", "text"
+FEATURES = (FEATURE_LEGAL, FEATURE_TEXT)
 #: ``info`` keys whose value is the rest of the line.
 REST_OF_LINE = ("pv", "string")
 
@@ -244,6 +246,8 @@ class Id:
     """``id KEY VALUE``: the engine's ``name`` or ``author``."""
 
     WORD: ClassVar[str] = "id"
+    NAME: ClassVar[str] = "name"
+    AUTHOR: ClassVar[str] = "author"
     key: str
     value: str
 

@@ -85,7 +85,7 @@ class Server:
     def answer(self, command: Command) -> None:
         """Carry out one command (all but ``quit``), answering where the protocol says."""
         if isinstance(command, Hello):
-            self.say(Id("name", self.name), Id("author", "boardzoo"),
+            self.say(Id(Id.NAME, self.name), Id(Id.AUTHOR, "boardzoo"),
                      Protocol(str(PROTOCOL_VERSION)), Games(tuple(self.games)), Ok())
         elif isinstance(command, Game):
             if command.name not in self.games:
