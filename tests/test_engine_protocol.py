@@ -31,8 +31,8 @@ from boardzoo.agents.engine.protocol import (
     NewGame,
     Ok,
     Position,
-    Protocol,
     ProtocolError,
+    ProtocolVersion,
     Quit,
     ReadyOk,
     parse_answer,
@@ -64,7 +64,7 @@ COMMAND_LINES = [
 ANSWER_LINES = [
     (Id("name", "boardzoo alphabeta:2"), "id name boardzoo alphabeta:2"),
     (Id("author", "boardzoo"), "id author boardzoo"),
-    (Protocol("1"), "protocol 1"),
+    (ProtocolVersion("1"), "protocol 1"),
     (Games(("loa", "ultima", "whistling")), "games loa ultima whistling"),
     (Feature(("legal",)), "feature legal"),
     (Ok(), "ok"),

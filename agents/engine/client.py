@@ -52,8 +52,8 @@ from .protocol import (
     NewGame,
     Ok,
     Position,
-    Protocol,
     ProtocolError,
+    ProtocolVersion,
     ReadyOk,
     parse_answer,
     split_line,
@@ -215,7 +215,7 @@ class EngineAgent(Agent):
                 self.name = answer.value[:FIELD_CHARS]
             elif isinstance(answer, Feature):
                 self.features.update(f for f in answer.names if f in FEATURES)
-            elif isinstance(answer, Protocol):
+            elif isinstance(answer, ProtocolVersion):
                 version = answer.version[:FIELD_CHARS]
             elif isinstance(answer, Games):
                 games = " ".join(answer.names)[:FIELD_CHARS]

@@ -89,10 +89,10 @@ def join_run(run: str) -> None:
 
 
 def _kill_marked(mark: str, passes: int = 5, whole: bool = True) -> None:
-    """SIGKILL every process whose environment holds ``MARK=mark`` (``whole``: one engine's
-    mark; else a run's, the start of its engines' marks) (Linux /proc; elsewhere nothing):
-    the engine's descendants that left its process group (``setsid``, a double fork) still
-    inherited its environment. Pass again until one finds nothing (a process may fork
+    """SIGKILL every process whose environment holds ``MARK=mark``, where ``mark`` is one
+    engine's (``whole``) or a run's, the start of its engines' marks (Linux /proc; elsewhere
+    nothing): the engine's descendants that left its process group (``setsid``, a double
+    fork) still inherited its environment. Pass again until one finds nothing (a process may fork
     between the listing and its kill). Not reached: a descendant that clears or replaces
     its environment (``env -i``, ``sudo``), or one of another user."""
     needle = f"{MARK}={mark}".encode() + (b"\0" if whole else b".")

@@ -263,7 +263,7 @@ class Id:
 
 
 @dataclass(frozen=True)
-class Protocol:
+class ProtocolVersion:
     """``protocol V``: the version the engine speaks (text as sent)."""
 
     WORD: ClassVar[str] = "protocol"
@@ -273,7 +273,7 @@ class Protocol:
         return f"{self.WORD} {self.version}"
 
     @classmethod
-    def parse(cls, rest: str, line: str) -> Protocol:
+    def parse(cls, rest: str, line: str) -> ProtocolVersion:
         return cls(rest)
 
 
@@ -415,10 +415,10 @@ class Error:
         return cls(rest)
 
 
-Answer = Id | Protocol | Games | Feature | Ok | ReadyOk | Info | BestMove | Error
+Answer = Id | ProtocolVersion | Games | Feature | Ok | ReadyOk | Info | BestMove | Error
 #: The engine's messages by their first word.
 ANSWERS: dict[str, type[Answer]] = {
-    a.WORD: a for a in (Id, Protocol, Games, Feature, Ok, ReadyOk, Info, BestMove, Error)}
+    a.WORD: a for a in (Id, ProtocolVersion, Games, Feature, Ok, ReadyOk, Info, BestMove, Error)}
 
 
 def parse_command(line: str) -> Command | None:

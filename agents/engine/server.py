@@ -25,7 +25,6 @@ from boardzoo.envs.core.registry import GAMES, state_class
 from boardzoo.envs.core.threads import one_torch_thread
 
 from .protocol import (
-    PROTOCOL_VERSION,
     Answer,
     BestMove,
     Command,
@@ -41,7 +40,7 @@ from .protocol import (
     NewGame,
     Ok,
     Position,
-    Protocol,
+    ProtocolVersion,
     Quit,
     ReadyOk,
     parse_command,
@@ -86,7 +85,7 @@ class Server:
         """Carry out one command (all but ``quit``), answering where the protocol says."""
         if isinstance(command, Hello):
             self.say(Id(Id.NAME, self.name), Id(Id.AUTHOR, "boardzoo"),
-                     Protocol(str(PROTOCOL_VERSION)), Games(tuple(self.games)), Ok())
+                     ProtocolVersion(), Games(tuple(self.games)), Ok())
         elif isinstance(command, Game):
             if command.name not in self.games:
                 raise UnknownAgentError(f"this engine plays {', '.join(self.games)}, "
