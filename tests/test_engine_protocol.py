@@ -186,6 +186,8 @@ def test_go_nodes_sets_an_mcts_agents_simulations_for_that_move() -> None:
                   "position startpos moves b1-b3\ngo\n")
     assert out[0].startswith("info nodes 7 time ") and out[1].startswith("bestmove ")
     assert out[2].startswith("info nodes 30 time ")  # the spec's count again
+    too_many = _served("mcts:30", "position startpos\ngo nodes 1000001\n")
+    assert too_many == ["error go: nodes must be at most 1,000,000, got 1,000,001"]
 
 
 def test_go_nodes_is_refused_by_an_agent_without_a_budget() -> None:

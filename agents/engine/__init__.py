@@ -13,6 +13,7 @@ the agent registry builds ``engine:`` specs with :func:`from_spec`.
 
 from .client import (
     AGENT_KIND,
+    COMMAND,
     FIELD_CHARS,
     INFO_KEY_CHARS,
     INFO_KEYS,
@@ -38,7 +39,7 @@ from .protocol import (
 )
 
 __all__ = [
-    "AGENT_KIND", "CRASHED", "FEATURES", "FIELD_CHARS", "ILLEGAL", "INFO_KEYS",
+    "AGENT_KIND", "COMMAND", "CRASHED", "FEATURES", "FIELD_CHARS", "ILLEGAL", "INFO_KEYS",
     "INFO_KEY_CHARS", "INFO_VALUE_CHARS", "NO_ANSWER", "PROTOCOL_VERSION", "REASONS",
     "TIMEOUT", "EngineAgent", "EngineError", "Limits", "ProtocolError", "find_program",
     "from_spec", "keep_info", "parse_info", "shell_words",

@@ -49,6 +49,9 @@ from .protocol import (
 #: The longest command line read whole; a longer one is answered ``error`` and skipped
 #: without being kept (a game's ``position startpos moves ...`` line is a few KB).
 MAX_LINE = 1_000_000
+#: The most ``go nodes`` a client may ask for (why: a search tree grows with each
+#: simulation, and the memory a client can make the server use stays bounded).
+MAX_NODES = 1_000_000
 
 
 class Server:
@@ -134,6 +137,9 @@ class Server:
         if state.is_terminal():
             raise UnknownAgentError("the game is over: no move to make")
         limits = command.limits
+        if limits.nodes is not None and limits.nodes > MAX_NODES:
+            raise UnknownAgentError(f"go: nodes must be at most {MAX_NODES:,}, got "
+                                    f"{limits.nodes:,}")
         if not agent.set_node_limit(limits.nodes):
             raise UnknownAgentError(f"go: {self.spec} has no node or simulation budget; "
                                     "its spec sets the search size: send go without nodes")
