@@ -219,8 +219,9 @@ def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler sig
     Raising SystemExit here instead (so that clean-up code ends the engines) could be lost:
     a signal that arrived while an engine was being started landed in an at-fork hook, which
     printed "Exception ignored" and went on, and Pool.terminate then waited for that worker
-    forever (seen in test_ctrl_c_and_resume_leave_no_engine_behind). An engine forked but
-    not yet recorded dies with this process (PR_SET_PDEATHSIG, Linux)."""
+    forever (seen in test_ctrl_c_and_resume_leave_no_engine_behind). An engine being started
+    is recorded before this runs (SIGTERM waits while it starts); what is left after all is
+    found by the tournament's run mark when the pool has ended (:func:`run_games`)."""
     kill_all()
     os._exit(128 + signum)
 
