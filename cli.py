@@ -17,11 +17,12 @@ import time
 from collections.abc import Sequence
 
 from boardzoo import __version__
-from boardzoo.agents import AGENT_FACTORIES, engine_server, make_agent, movetime
+from boardzoo.agents import AGENT_FACTORIES, make_agent, movetime
 from boardzoo.agents.agent_spec import canonical_spec
 from boardzoo.agents.arena import commands as arena_commands
 from boardzoo.agents.arena import openings
 from boardzoo.agents.arena.play import play_game
+from boardzoo.agents.engine import server as engine_server
 from boardzoo.agents.human import HumanQuit
 from boardzoo.agents.processes import Terminated
 from boardzoo.envs.core.game import BoardzooError, divide

@@ -65,6 +65,11 @@ class Agent(ABC):
         there, agents that answer at once ignore it (see :mod:`boardzoo.agents.movetime`)."""
         self.move_time = seconds
 
+    def set_node_limit(self, nodes: int | None) -> bool:
+        """Limit each move's search to ``nodes`` nodes or simulations (None: as the spec
+        says); return whether the agent can (one without such a budget returns False)."""
+        return nodes is None
+
     def finish(self, state: GameState) -> None:
         """See the final position of a game ``play_from`` played (a window shows it)."""
         return None  # only agents that show the game to a person look

@@ -53,6 +53,7 @@ class MCTSAgent(Agent):
         #: Whether the count was chosen (else it is the default, which a time limit lifts).
         self.count_given = simulations is not None
         self.simulations = DEFAULT_SIMULATIONS if simulations is None else simulations
+        self._spec_count = (self.count_given, self.simulations)  # set_node_limit(None)
         self.c = c
         self.playout_cap = get_playout_cap(game) if playout_cap is None else playout_cap
         self.evaluate = evaluator or get_evaluator(game)
@@ -64,6 +65,12 @@ class MCTSAgent(Agent):
 
     def reset(self) -> None:
         self.root = None
+
+    def set_node_limit(self, nodes: int | None) -> bool:
+        """Run ``nodes`` simulations a move (with a time limit: at most that many); None:
+        the spec's count again."""
+        self.count_given, self.simulations = (True, nodes) if nodes else self._spec_count
+        return True
 
     def stats(self) -> dict[str, float]:
         return dict(self.counters)

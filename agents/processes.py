@@ -1,5 +1,5 @@
 """Processes on this machine: how many workers it makes sense to start, and how they end
-(what an outside engine starts is contained in :mod:`.engine_io`).
+(what an outside engine starts is contained in :mod:`boardzoo.agents.engine.process`).
 
 Worker counts: ``--workers 100000`` or ``selfplay.workers: 1000`` would start that many
 processes on a 2-core machine; a count beyond :func:`max_workers` (4 per usable core, at

@@ -543,7 +543,7 @@ SERVER_LINES = ["go", "go movetime -1", "go movetime nan", "go movetime inf", "g
 def case_server_stdin(game: str, rng: random.Random, seeds: list[str]) -> Callable[[], None]:
     """``boardzoo engine`` (the server) reading hostile stdin: long lines, unknown commands,
     bad limits, long counters, in any order."""
-    from boardzoo.agents.engine_server import MAX_LINE, serve
+    from boardzoo.agents.engine.server import MAX_LINE, serve
 
     lines = [f"game {game}"]
     for _ in range(rng.randint(1, 8)):

@@ -30,7 +30,7 @@ from boardzoo.agents.arena import (
 )
 from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.agents.engine import AGENT_KIND, CRASHED, ILLEGAL, NO_ANSWER, TIMEOUT, parse_info
-from boardzoo.agents.engine_server import serve
+from boardzoo.agents.engine.server import serve
 from boardzoo.cli import main
 from boardzoo.envs.core.registry import state_class
 
@@ -303,9 +303,9 @@ def test_ctrl_c_and_resume_leave_no_engine_behind(tmp_path: Path, marker: str,
 WORKER_THAT_SWALLOWS = """
 import sys, time
 from boardzoo.agents.arena.runner import _exit_on_sigterm
-from boardzoo.agents.engine_io import EngineProcess
+from boardzoo.agents.engine.process import EngineProcess
 import os
-_exit_on_sigterm(os.getppid())
+_exit_on_sigterm(os.getppid(), "test")
 engine = EngineProcess(["sleep", "120"])  # an engine that never answers
 print(engine.pid, flush=True)
 while True:  # code that ignores every exception, as an at-fork hook does
@@ -314,6 +314,51 @@ while True:  # code that ignores every exception, as an at-fork hook does
     except BaseException:
         pass
 """
+
+
+WORKER_SIGNALLED_WHILE_AN_ENGINE_STARTS = """
+import os, signal, subprocess, sys, time
+from boardzoo.agents.arena.runner import _exit_on_sigterm
+from boardzoo.agents.engine.process import EngineProcess
+_exit_on_sigterm(os.getppid(), "test")
+class LatePopen(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        time.sleep(3)  # the engine runs and starts children in new sessions meanwhile
+        os.kill(os.getpid(), signal.SIGTERM)  # Pool.terminate's, before the engine is recorded
+        time.sleep(2)
+subprocess.Popen = LatePopen
+EngineProcess([sys.executable, sys.argv[1], "setsid"])
+time.sleep(30)
+"""
+
+
+def test_worker_signalled_while_an_engine_starts_leaves_nothing_behind(marker: str) -> None:
+    """The flaky case of the signalled tournament below, made certain: SIGTERM reached a
+    worker after an engine's fork but before it was recorded, so the worker killed nothing
+    and exited; the kernel killed the engine (PR_SET_PDEATHSIG), and the `sleep`s it had
+    started in new sessions ran on. Now the signal waits until the engine is recorded."""
+    done = subprocess.run([sys.executable, "-c", WORKER_SIGNALLED_WHILE_AN_ENGINE_STARTS,
+                           str(TESTS / "engines" / "hostile.py")], timeout=60)
+    assert done.returncode == 128 + signal.SIGTERM  # the marker fixture: nothing left
+
+
+def test_the_end_of_an_engine_run_kills_what_its_lost_engines_started(marker: str) -> None:
+    """An engine whose owner could not end it (a worker killed outright: no clean-up, its
+    _LIVE gone) leaves its new-session children; the tournament's run mark finds them."""
+    from boardzoo.agents.engine import process
+
+    with process.engine_run():
+        engine = process.EngineProcess([sys.executable, str(TESTS / "engines" / "hostile.py"),
+                                        "setsid"])
+        engine.send("boardzoo 1", time.monotonic() + 30)
+        assert engine.read_line(time.monotonic() + 30) == "id name hostile.py"  # it has started
+        engine._finalizer.detach()  # lost, as with its worker
+        del process._LIVE[engine.proc]
+        os.kill(engine.pid, signal.SIGKILL)
+        engine.proc.wait()
+        assert len(leftovers(marker, wait=0)) == 2  # the two `sleep`s in their own sessions
+    # the marker fixture checks that nothing is left
 
 
 def _alive(pid: int) -> bool:

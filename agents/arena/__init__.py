@@ -7,7 +7,8 @@ reported and replayed.
   the one reader of games.jsonl files;
 - :mod:`.openings`: where each game pair starts (the shipped suites are ``openings/GAME.txt``);
 - :mod:`.schedule`: the round robin's games, their ids and seeds;
-- :mod:`.runner`: a scheduled game played here or in worker processes;
+- :mod:`.runner`: a scheduled game played here or in worker processes (and the names of
+  its outside engines' logs);
 - :mod:`.tournament`: the tournament folder (resume, lock, settings) and
   :func:`~.tournament.run_tournament`;
 - :mod:`.ratings`: Bradley-Terry ratings on the Elo scale;

@@ -7,15 +7,17 @@ writes records, so a worker that dies loses at most the game it was playing.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
+import re
 import signal
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from boardzoo.agents.base import Agent, make_agent
-from boardzoo.agents.engine import attach_log
-from boardzoo.agents.engine_io import kill_all
+from boardzoo.agents.engine import EngineAgent
+from boardzoo.agents.engine.process import engine_run, join_run, kill_all
 from boardzoo.agents.movetime import limit_agents
 from boardzoo.agents.processes import die_with_parent, start_quiet_resource_tracker
 from boardzoo.envs.core.game import GameState
@@ -90,9 +92,27 @@ def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAUL
     return play_game(game, pairing, max_plies, opening_moves, log_dir)
 
 
-def _exit_on_sigterm(parent: int) -> None:
+def engine_log_name(game_id: str, seat: int) -> str:
+    """Return the stderr log file name of seat ``seat`` (0 or 1) in game ``game_id``."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", game_id)[:60].strip("_")
+    digest = hashlib.sha256(game_id.encode()).hexdigest()[:8]
+    return f"{safe}-{digest}.{seat}.stderr.log"
+
+
+def attach_log(agent: Agent, folder: Path, game_id: str, seat: int) -> str | None:
+    """Send an outside engine's stderr to a log in ``folder``; return the file's name (None
+    for another agent)."""
+    if not isinstance(agent, EngineAgent):
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    name = engine_log_name(game_id, seat)
+    agent.stderr_path = folder / name
+    return name
+
+
+def _exit_on_sigterm(parent: int, run: str) -> None:
     """In a worker: on SIGTERM (Pool.terminate, after a Ctrl-C) kill the outside engines it
-    started and exit at once.
+    started and exit at once; mark its engines with the arena's engine run mark ``run``.
 
     Ctrl-C itself is ignored here: the terminal sends it to the workers too, and a worker
     that died of it mid-task made the pool start a replacement while the arena was shutting
@@ -100,6 +120,7 @@ def _exit_on_sigterm(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_now)
     die_with_parent(parent)  # a SIGKILLed arena: SIGTERM here, not tracebacks on its pipes
+    join_run(run)
 
 
 def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler signature
@@ -108,8 +129,9 @@ def _exit_now(signum: int, frame: object) -> None:  # noqa: ARG001 - handler sig
     Raising SystemExit here instead (so that clean-up code ends the engines) could be lost:
     a signal that arrived while an engine was being started landed in an at-fork hook, which
     printed "Exception ignored" and went on, and Pool.terminate then waited for that worker
-    forever (seen in test_ctrl_c_and_resume_leave_no_engine_behind). An engine forked but
-    not yet recorded dies with this process (PR_SET_PDEATHSIG, Linux)."""
+    forever (seen in test_ctrl_c_and_resume_leave_no_engine_behind). An engine being started
+    is recorded before this runs (SIGTERM waits while it starts); what is left after all is
+    found by the tournament's run mark when the pool has ended (:func:`run_games`)."""
     kill_all()
     os._exit(128 + signum)
 
@@ -121,17 +143,19 @@ def _play_task(task: tuple[GameRef, Pairing, int, int, Path | None]) -> dict:
 def run_games(game: GameRef, tasks: Iterable[Pairing], workers: int,
               max_plies: int, opening_moves: int = 0,
               log_dir: Path | None = None) -> Iterator[dict]:
-    """Yield finished game records (in finishing order) from ``workers`` processes."""
-    if workers <= 1:
-        for p in tasks:
-            yield play_game(game, p, max_plies, opening_moves, log_dir)
-        return
-    # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
-    ctx = multiprocessing.get_context("spawn")
-    start_quiet_resource_tracker()
-    with ctx.Pool(workers, initializer=_exit_on_sigterm, initargs=(os.getpid(),)) as pool:
-        yield from pool.imap_unordered(
-            _play_task, ((game, p, max_plies, opening_moves, log_dir) for p in tasks))
-        pool.close()  # every game is in: let the workers exit by themselves, not by SIGTERM
-        pool.join()
-
+    """Yield finished game records (in finishing order) from ``workers`` processes; at the
+    end, however it comes, nothing an outside engine of these games started is left."""
+    with engine_run() as run:
+        if workers <= 1:
+            for p in tasks:
+                yield play_game(game, p, max_plies, opening_moves, log_dir)
+            return
+        # spawn: the same behaviour on every OS, and no fork of a process that holds threads.
+        ctx = multiprocessing.get_context("spawn")
+        start_quiet_resource_tracker()
+        with ctx.Pool(workers, initializer=_exit_on_sigterm,
+                      initargs=(os.getpid(), run)) as pool:
+            yield from pool.imap_unordered(
+                _play_task, ((game, p, max_plies, opening_moves, log_dir) for p in tasks))
+            pool.close()  # every game is in: let the workers exit by themselves
+            pool.join()

@@ -1,10 +1,10 @@
 """``engine:COMMAND``: an outside program that plays over boardzoo's engine protocol.
 
-The protocol (docs/arena.md, "Outside engines") is a line protocol in the spirit of UCI
-and GTP, the same for every game. This module is the arena's side: it starts the program
-(:mod:`.engine_io`), checks every move it answers against the rules and turns any
-misbehaviour into a :class:`~.base.Forfeit` with one of :data:`REASONS`, which the game
-loop scores as a loss. :mod:`.engine_server` is the other side (``boardzoo engine``).
+This is the arena's side: it starts the program (:mod:`.process`), speaks to it only in
+:mod:`.protocol`'s messages, checks every move it answers against the rules and turns any
+misbehaviour into a :class:`~boardzoo.agents.base.Forfeit` with one of the protocol's
+``REASONS``, which the game loop scores as a loss. :mod:`.server` is the other side
+(``boardzoo engine``).
 
 Spec: ``engine:COMMAND[,option=value...]`` (:data:`AGENT_KIND` declares the options).
 COMMAND is split into arguments as a POSIX shell would (``shlex``: quote an argument with
@@ -13,36 +13,59 @@ spaces or commas); the pieces after the first comma outside quotes are options.
 
 from __future__ import annotations
 
-import hashlib
-import math
 import os
-import re
 import shlex
 import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
+from boardzoo.agents.agent_spec import AgentKind, AgentSpec, Option, Parser, whole
+from boardzoo.agents.base import Agent, Forfeit, UnknownAgentError
+from boardzoo.agents.movetime import seconds
 from boardzoo.envs.core.game import BoardzooError, GameState, Move, MoveError
 
-from .agent_spec import AgentKind, AgentSpec, Option, Parser, whole
-from .base import Agent, Forfeit, UnknownAgentError
-from .engine_io import EngineClosed, EngineProcess, EngineSilent
-from .movetime import seconds
+from .process import EngineClosed, EngineProcess, EngineSilent
+from .protocol import (
+    CRASHED,
+    FEATURE_LEGAL,
+    FEATURE_TEXT,
+    FEATURES,
+    ILLEGAL,
+    NO_ANSWER,
+    PROTOCOL_VERSION,
+    TIMEOUT,
+    Answer,
+    BestMove,
+    Command,
+    Feature,
+    Game,
+    Games,
+    Go,
+    Hello,
+    Id,
+    Info,
+    IsReady,
+    Legal,
+    Limits,
+    NewGame,
+    Ok,
+    Position,
+    ProtocolError,
+    ProtocolVersion,
+    ReadyOk,
+    parse_answer,
+    split_line,
+)
 
-#: The protocol version this boardzoo speaks (the handshake's ``boardzoo 1``).
-PROTOCOL_VERSION = 1
-#: Why an engine can lose a game without the rules deciding it.
-ILLEGAL, TIMEOUT, CRASHED, NO_ANSWER = "illegal move", "timeout", "crashed", "no answer"
-REASONS = (ILLEGAL, TIMEOUT, CRASHED, NO_ANSWER)
-#: The features boardzoo knows (others an engine announces are ignored, not kept).
-FEATURES = ("legal", "text")
 #: What is kept of one move's ``info`` lines: at most this many keys, each key and value cut
 #: to these lengths, so a flooding engine costs at most ~10 KB a move in memory and records.
 INFO_KEYS, INFO_KEY_CHARS, INFO_VALUE_CHARS = 32, 40, 200
 #: Characters kept of an engine's handshake fields (its name, protocol, games).
 FIELD_CHARS = 1000
+
+A = TypeVar("A", bound=Answer)
 
 
 class EngineError(BoardzooError):
@@ -80,47 +103,12 @@ def find_program(argv0: str) -> str:
     return argv0
 
 
-def parse_info(text: str) -> dict[str, float | int | str]:
-    """Return an ``info`` line's ``key value`` pairs; numbers become numbers, and ``pv`` or
-    ``string`` take the rest of the line."""
-    words, info, i = text.split(), {}, 0
-    while i + 1 < len(words):
-        key = words[i]
-        if key in ("pv", "string"):
-            info[key] = " ".join(words[i + 1:])
-            break
-        info[key] = _info_value(words[i + 1])
-        i += 2
-    return info
-
-
-def _info_value(text: str) -> float | int | str:
-    """Return ``text`` as an int or a finite float where it is a short number, else as text
-    (why: ``1e999`` or 5000 digits would be ``inf`` or a ValueError, and no JSON number)."""
-    if len(text) <= 30:
-        for cast in (int, float):
-            try:
-                value = cast(text)
-            except ValueError:
-                continue
-            if math.isfinite(value):
-                return value
-    return text
-
-
-def keep_info(kept: dict[str, float | int | str], text: str) -> None:
+def keep_info(kept: dict[str, float | int | str], info: Info) -> None:
     """Merge one ``info`` line into ``kept`` within the bounds of :data:`INFO_KEYS`."""
-    for key, value in parse_info(text).items():
+    for key, value in info.values().items():
         if len(key) > INFO_KEY_CHARS or (key not in kept and len(kept) >= INFO_KEYS):
             continue
         kept[key] = value[:INFO_VALUE_CHARS] if isinstance(value, str) else value
-
-
-def log_name(game_id: str, seat: int) -> str:
-    """Return the stderr log file name of seat ``seat`` (0 or 1) in game ``game_id``."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", game_id)[:60].strip("_")
-    digest = hashlib.sha256(game_id.encode()).hexdigest()[:8]
-    return f"{safe}-{digest}.{seat}.stderr.log"
 
 
 class EngineAgent(Agent):
@@ -153,36 +141,33 @@ class EngineAgent(Agent):
             self._start()
         # the seed only with the first game of a process: a later `newgame` continues it,
         # as an in-process agent's random generator continues after reset()
-        seed = "" if self._seeded or self.seed is None else f" seed {self.seed}"
+        self._send(NewGame(None if self._seeded else self.seed), NO_ANSWER)
         self._seeded = True
-        self._send(f"newgame{seed}", NO_ANSWER)
-        self._send("isready", NO_ANSWER)
-        self._expect("readyok", NO_ANSWER, self.timeout)
+        self._send(IsReady(), NO_ANSWER)
+        self._expect(ReadyOk, NO_ANSWER, self.timeout)
 
     def select_move(self, state: GameState) -> Move:
         if self._proc is None:
             self.reset()
         started = time.perf_counter()
         self._send(self._position(state), TIMEOUT)
-        if "legal" in self.features:
-            self._send("legal " + " ".join(state.legal_move_strs()), TIMEOUT)
-        go = "go"
-        if self.move_time is not None:
-            go += f" movetime {self.move_time:g}"
-        if self.nodes is not None:
-            go += f" nodes {self.nodes:d}"
-        self._send(go, TIMEOUT)
+        if FEATURE_LEGAL in self.features:
+            self._send(Legal(tuple(state.legal_move_strs())), TIMEOUT)
+        self._send(Go(Limits(self.move_time, self.nodes)), TIMEOUT)
         wait = self.timeout if self.move_time is None else self.move_time + self.grace
         self._info = {}
-        answer = self._expect("bestmove", TIMEOUT, wait)[2].strip()
+        try:
+            answer, malformed = self._expect(BestMove, TIMEOUT, wait).move, ""
+        except ProtocolError as exc:  # a bestmove without a move: answered, but no move
+            answer, malformed = "", str(exc)
         self.counters["moves"] += 1
         self.counters["seconds"] += time.perf_counter() - started
-        if not answer:
-            self._forfeit(ILLEGAL, "'bestmove' without a move")
+        if malformed:
+            self._forfeit(ILLEGAL, malformed)
         try:
             return state.parse_move(answer)
         except MoveError as exc:
-            self._forfeit(ILLEGAL, f"bestmove {answer}: {exc}")
+            self._forfeit(ILLEGAL, f"{BestMove(answer).format()}: {exc}")
 
     def finish(self, state: GameState) -> None:
         """The game is over: let the program quit."""
@@ -204,17 +189,16 @@ class EngineAgent(Agent):
     def see_game(self, first: GameState, moves: Sequence[str]) -> None:
         self._game = (first, list(moves))
 
-    def _position(self, state: GameState) -> str:
-        """The ``position`` line: the game from its first position (the draw rules need the
-        history), or the current position's text alone when the game is not known or the
-        engine asked for ``feature text``."""
+    def _position(self, state: GameState) -> Position:
+        """The ``position`` message: the game from its first position (the draw rules need
+        the history), or the current position's text alone when the game is not known or
+        the engine asked for ``feature text``."""
         game, self._game = self._game, None
-        if "text" in self.features or game is None or game[0].ply + len(game[1]) != state.ply:
-            return f"position text {state.to_text()}"
+        if FEATURE_TEXT in self.features or game is None or game[0].ply + len(game[1]) != state.ply:
+            return Position(state.to_text())
         first, moves = game
-        base = ("startpos" if first.to_text() == type(first).start().to_text()
-                else f"text {first.to_text()}")
-        return f"position {base}" + (" moves " + " ".join(moves) if moves else "")
+        text = first.to_text()
+        return Position(None if text == type(first).start().to_text() else text, tuple(moves))
 
     def _start(self) -> None:
         try:
@@ -222,34 +206,33 @@ class EngineAgent(Agent):
         except OSError as exc:
             raise Forfeit(CRASHED, f"cannot start {self.argv[0]!r}: {exc.strerror}") from None
         self._seeded, self.features = False, set()
-        self._send(f"boardzoo {PROTOCOL_VERSION}", NO_ANSWER)
-        fields: dict[str, str] = {}
+        self._send(Hello(), NO_ANSWER)
+        version, games = "", ""
         deadline = time.monotonic() + self.timeout
-        while True:
-            word, _, rest = self._expect("", NO_ANSWER, self.timeout, "ok", deadline)
-            if word == "ok":
-                break
-            if word == "id" and rest.startswith("name "):
-                self.name = rest[5:FIELD_CHARS].strip()
-            elif word == "feature":
-                self.features.update(f for f in rest.split() if f in FEATURES)
-            elif word in ("protocol", "games"):
-                fields[word] = rest[:FIELD_CHARS].strip()
-        if fields.get("protocol") != str(PROTOCOL_VERSION):
+        while not isinstance(answer := self._expect(None, NO_ANSWER, self.timeout, Ok.WORD,
+                                                    deadline), Ok):
+            if isinstance(answer, Id) and answer.key == Id.NAME:
+                self.name = answer.value[:FIELD_CHARS]
+            elif isinstance(answer, Feature):
+                self.features.update(f for f in answer.names if f in FEATURES)
+            elif isinstance(answer, ProtocolVersion):
+                version = answer.version[:FIELD_CHARS]
+            elif isinstance(answer, Games):
+                games = " ".join(answer.names)[:FIELD_CHARS]
+        if version != str(PROTOCOL_VERSION):
             self.close()
             raise EngineError(f"engine {' '.join(self.argv)!r} speaks protocol "
-                              f"{fields.get('protocol', '(none)')!r}; boardzoo speaks "
-                              f"{PROTOCOL_VERSION}")
-        if self.game not in fields.get("games", "").split():
+                              f"{version or '(none)'!r}; boardzoo speaks {PROTOCOL_VERSION}")
+        if self.game not in games.split():
             self.close()
             raise EngineError(f"engine {' '.join(self.argv)!r} does not play {self.game} "
-                              f"(it plays: {fields.get('games') or 'nothing'})")
-        self._send(f"game {self.game}", NO_ANSWER)
+                              f"(it plays: {games or 'nothing'})")
+        self._send(Game(self.game), NO_ANSWER)
 
-    def _send(self, line: str, reason: str) -> None:
+    def _send(self, message: Command, reason: str) -> None:
         assert self._proc is not None
         try:
-            self._proc.send(line, time.monotonic() + self.timeout)
+            self._proc.send(message.format(), time.monotonic() + self.timeout)
         except EngineClosed:
             self._forfeit(CRASHED, self._exit_text("it stopped reading"))
         except EngineSilent as exc:
@@ -264,24 +247,33 @@ class EngineAgent(Agent):
         except EngineSilent as exc:
             self._forfeit(reason, str(exc))
 
-    def _expect(self, word: str, reason: str, seconds: float, awaited: str = "",
-                deadline: float | None = None) -> tuple[str, str, str]:
-        """Read lines until one starts with ``word`` (any line if ``word`` is empty); return
-        it split as ``(first word, " ", rest)``. ``info`` lines on the way are kept for the
-        game record; no such line by the deadline is a Forfeit for ``reason``."""
+    def _expect(self, kind: type[A] | None, reason: str, seconds: float, awaited: str = "",
+                deadline: float | None = None) -> A:
+        """Read lines until a message of ``kind`` (any known message if None) and return it.
+        ``info`` lines on the way are kept for the game record, other lines ignored; the
+        awaited kind malformed (``bestmove`` without a move) is a ProtocolError; no such
+        line by the deadline is a Forfeit for ``reason``."""
         deadline = time.monotonic() + seconds if deadline is None else deadline
         while True:
             try:
                 line = self._read(reason, deadline)
             except Forfeit as exc:
                 if exc.reason == reason:  # say what was awaited
-                    raise Forfeit(reason, f"no {awaited or word!r} within {seconds:g}s") from None
+                    raise Forfeit(reason, f"no {awaited or kind.WORD!r} within "
+                                          f"{seconds:g}s") from None
                 raise
-            parts = line.strip().partition(" ")
-            if not word or parts[0] == word:
-                return parts
-            if parts[0] == "info":
-                keep_info(self._info, parts[2])
+            try:
+                answer = parse_answer(line)
+            except ProtocolError:
+                if kind is not None and split_line(line)[0] == kind.WORD:
+                    raise  # the awaited answer, malformed
+                continue  # another answer, malformed: ignored as an unknown line is
+            if answer is None:
+                continue
+            if kind is None or isinstance(answer, kind):
+                return answer
+            if isinstance(answer, Info):
+                keep_info(self._info, answer)
 
     def _exit_text(self, what: str) -> str:
         status = self._proc.exit_status() if self._proc is not None else None
@@ -304,14 +296,3 @@ def from_spec(spec: AgentSpec, game: str, seed: int | None) -> EngineAgent:
     find_program(argv[0])
     return EngineAgent(argv, game, seed, movetime=opts["movetime"], nodes=opts["nodes"],
                        timeout=opts["timeout"], grace=opts["grace"])
-
-
-def attach_log(agent: Agent, folder: Path, game_id: str, seat: int) -> str | None:
-    """Send an engine agent's stderr to a log in ``folder``; return the file's name (None
-    for another agent)."""
-    if not isinstance(agent, EngineAgent):
-        return None
-    folder.mkdir(parents=True, exist_ok=True)
-    name = log_name(game_id, seat)
-    agent.stderr_path = folder / name
-    return name

@@ -6,10 +6,19 @@ non-blocking pipe, so a silent engine, or one that stops reading its input, cann
 arena. Every started process is also ended when its owner is garbage-collected, at
 interpreter exit, and (Linux) by the kernel when the starting process dies
 (``PR_SET_PDEATHSIG``), so no engine outlives an interrupted tournament.
+
+What an engine starts is found by the mark in its environment (:data:`MARK`), which its
+descendants inherit: ``RUN.ENGINE``, where RUN is shared by every engine of one
+:func:`engine_run` (a tournament's, in its workers too), so that the run's end can find
+whatever is left of all of them at once. SIGINT and SIGTERM wait while an engine starts (they
+are blocked from before its fork until it is recorded): a signal that ended a tournament
+worker inside ``Popen`` killed only the engines already recorded, and the one being started
+had time to start children of its own in a new session before the kernel killed it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import signal
@@ -17,10 +26,13 @@ import subprocess
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-from .processes import PRCTL
+from boardzoo.agents.processes import PRCTL
+
+from .protocol import Quit
 
 #: Longest line an engine may send; a longer one is dropped (why: a runaway engine must not
 #: fill the arena's memory).
@@ -41,6 +53,10 @@ class EngineSilent(Exception):
 _LIVE: dict[subprocess.Popen, str] = {}
 #: The environment variable that marks an engine and everything it starts (:func:`_kill_marked`).
 MARK = "BOARDZOO_ENGINE_MARK"
+#: The run mark of the engines this process starts now (:func:`engine_run`, :func:`join_run`).
+_run = uuid.uuid4().hex
+#: The signals held back while an engine starts.
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def kill_all() -> None:
@@ -52,13 +68,34 @@ def kill_all() -> None:
         _kill_marked(mark)
 
 
-def _kill_marked(mark: str, passes: int = 5) -> None:
-    """SIGKILL every process whose environment holds ``MARK=mark`` (Linux /proc; elsewhere
+@contextmanager
+def engine_run() -> Iterator[str]:
+    """Give the engines started within one new run mark (yielded: worker processes pass it
+    to :func:`join_run`), and at the end SIGKILL whatever still carries it: the leftovers of
+    engines a killed worker could not end."""
+    global _run
+    outer, _run = _run, uuid.uuid4().hex
+    try:
+        yield _run
+    finally:
+        run, _run = _run, outer
+        _kill_marked(run, whole=False)
+
+
+def join_run(run: str) -> None:
+    """In a worker process: mark the engines it starts with the run mark ``run``."""
+    global _run
+    _run = run
+
+
+def _kill_marked(mark: str, passes: int = 5, whole: bool = True) -> None:
+    """SIGKILL every process whose environment holds ``MARK=mark``, where ``mark`` is one
+    engine's (``whole``) or a run's, the start of its engines' marks (Linux /proc; elsewhere
     nothing): the engine's descendants that left its process group (``setsid``, a double
-    fork) still inherited its environment. Pass again until one finds nothing (a process
-    may fork between the listing and its kill). Not reached: a descendant that clears or
-    replaces its environment (``env -i``, ``sudo``), or one of another user."""
-    needle = f"{MARK}={mark}".encode() + b"\0"
+    fork) still inherited its environment. Pass again until one finds nothing (a process may fork
+    between the listing and its kill). Not reached: a descendant that clears or replaces
+    its environment (``env -i``, ``sudo``), or one of another user."""
+    needle = f"{MARK}={mark}".encode() + (b"\0" if whole else b".")
     for _ in range(passes):
         try:
             pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
@@ -78,9 +115,12 @@ def _kill_marked(mark: str, passes: int = 5) -> None:
             return
 
 
-def _pdeathsig() -> None:
-    """In the child before exec (Linux): die with SIGKILL when the parent dies."""
-    PRCTL(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG; best effort, its result is not needed
+def _in_child(mask: set[int]) -> None:
+    """In the child before exec: the parent's signal mask as it was before the engine
+    started, and (Linux) death by SIGKILL when the parent dies."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    if PRCTL is not None:
+        PRCTL(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG; best effort, its result is not needed
 
 
 class EngineProcess:
@@ -88,25 +128,34 @@ class EngineProcess:
 
     def __init__(self, argv: Sequence[str], stderr_path: Path | None = None) -> None:
         self.argv = list(argv)
+        self.mark = f"{_run}.{uuid.uuid4().hex}"
+        # held back until the engine is recorded, so a handler that ends the process (a
+        # worker's kill_all) or raises (KeyboardInterrupt) finds it in _LIVE or its finalizer
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+        try:
+            self._start(stderr_path, mask)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    def _start(self, stderr_path: Path | None, mask: set[int]) -> None:
         log = open(stderr_path, "ab") if stderr_path is not None else None  # noqa: SIM115
-        self.mark = uuid.uuid4().hex
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env={**os.environ, MARK: self.mark},
                 start_new_session=True,  # its own group: one signal reaches its children too
-                preexec_fn=_pdeathsig if PRCTL is not None else None)
+                preexec_fn=functools.partial(_in_child, mask))
         finally:
             if log is not None:
                 log.close()  # the child has its own copy of the descriptor
         _LIVE[self.proc] = self.mark
+        # why a finalizer that holds the Popen, not self: it must run when self is collected
+        self._finalizer = weakref.finalize(self, _end, self.proc, self.mark)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self._in, False)
         self._buffer = b""
         self._eof = False
-        # why a finalizer that holds the Popen, not self: it must run when self is collected
-        self._finalizer = weakref.finalize(self, _end, self.proc, self.mark)
 
     @property
     def pid(self) -> int:
@@ -164,7 +213,7 @@ class EngineProcess:
         """End the engine: ``quit`` (if ``polite``), then SIGTERM, then SIGKILL to its group."""
         if polite and self.proc.poll() is None:
             try:
-                self.send("quit", time.monotonic() + 0.2)
+                self.send(Quit().format(), time.monotonic() + 0.2)
             except (EngineClosed, EngineSilent):
                 pass
         self._finalizer()
