@@ -47,6 +47,9 @@ class Agent(ABC):
     display_name: str | None = None
     #: Seconds the agent may think per move (None: no limit); searching agents read it.
     move_time: float | None = None
+    #: The last move's search value for the side that moved, where the agent computes one
+    #: (alpha-beta's score; ``boardzoo engine`` reports it as ``info score``), else None.
+    last_value: float | None = None
 
     @abstractmethod
     def select_move(self, state: GameState) -> Move:

@@ -80,9 +80,8 @@ def play_game(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIE
 def display_name(agent: Agent) -> str:
     """Return what tables call ``agent``: its ``name=``, else the ``id name`` an outside
     engine gave, else its spec."""
-    engine_name = getattr(agent, "name", "") if agent.spec.startswith("engine:") else ""
-    return agent.display_name or (engine_name if isinstance(engine_name, str) else "") \
-        or agent.spec
+    engine_name = agent.name if isinstance(agent, EngineAgent) else ""
+    return agent.display_name or engine_name or agent.spec
 
 
 def play_game_in_worker(game: GameRef, pairing: Pairing, max_plies: int = DEFAULT_MAX_PLIES,

@@ -164,7 +164,7 @@ def _info(before: dict[str, float], agent: Agent, seconds: float) -> Info:
     pairs = []
     if after.get("moves", 0) > before.get("moves", 0) and "depth_sum" in after:
         pairs.append(("depth", f"{after['depth_sum'] - before.get('depth_sum', 0):g}"))
-    if isinstance(getattr(agent, "last_value", None), float):
+    if agent.last_value is not None:
         pairs.append(("score", f"{agent.last_value:.4g}"))
     for key in ("nodes", "simulations"):  # the agent's counter of searched nodes
         if key in after:
