@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from boardzoo.agents.base import make_agent
 from boardzoo.agents.engine import protocol
 from boardzoo.agents.engine.protocol import (
     ANSWERS,
@@ -39,6 +40,7 @@ from boardzoo.agents.engine.protocol import (
     parse_command,
 )
 from boardzoo.agents.engine.server import serve
+from boardzoo.envs.core.registry import load_state
 
 ENGINE = Path(protocol.__file__).resolve().parent
 LOA_START = "1bbbbbb1/w6w/w6w/w6w/w6w/w6w/w6w/1bbbbbb1 b 0"
@@ -188,6 +190,20 @@ def test_go_nodes_sets_an_mcts_agents_simulations_for_that_move() -> None:
     assert out[2].startswith("info nodes 30 time ")  # the spec's count again
     too_many = _served("mcts:30", "position startpos\ngo nodes 1000001\n")
     assert too_many == ["error go: nodes must be at most 1,000,000, got 1,000,001"]
+
+
+def test_go_nodes_sets_a_network_agents_simulations_for_that_move() -> None:
+    agent = make_agent("checkpoint:loa,sims=20,stop=off", "loa", seed=1)
+    state = load_state("loa")
+    assert agent.set_node_limit(3)
+    agent.select_move(state)
+    assert agent.stats()["evaluations"] == 3  # the root and two more leaves: 3 simulations
+    assert agent.set_node_limit(None) and agent.simulations == 20
+    out = _served("checkpoint:loa,sims=20", "position startpos\ngo nodes 3\n")
+    assert out[-1].startswith("bestmove ")
+    raw = _served("checkpoint:loa,sims=0", "position startpos\ngo nodes 3\n")
+    assert raw == ["error go: checkpoint:loa,sims=0 has no node or simulation budget; its "
+                   "spec sets the search size: send go without nodes"]
 
 
 def test_go_nodes_is_refused_by_an_agent_without_a_budget() -> None:

@@ -107,6 +107,7 @@ class NetAgent(ActionAgent):
         #: The search as the network plays (the ``play`` section applied to ``mcts``).
         self.search_cfg = play_search(cfg)
         self.simulations = simulations
+        self._spec_simulations = simulations  # set_node_limit(None) goes back to it
         self.rng = np.random.default_rng(seed)
         # Play-time only: self-play builds its own evaluator without the temperature.
         self.evaluate = NetEvaluator(net, self.game, cfg.play.policy_temperature)
@@ -121,6 +122,14 @@ class NetAgent(ActionAgent):
 
     def stats(self) -> dict[str, float]:
         return {**self.counters, "evaluations": self.evaluate.positions}
+
+    def set_node_limit(self, nodes: int | None) -> bool:
+        """Search ``nodes`` simulations an action (None: the spec's ``sims`` again); the raw
+        policy (``sims=0``) searches nothing, so it has no budget to set."""
+        if self._spec_simulations <= 0:
+            return nodes is None
+        self.simulations = self._spec_simulations if nodes is None else nodes
+        return True
 
     @property
     def search_evaluate(self) -> Any:
