@@ -14,12 +14,24 @@ reproduces this one (docs/compiled.md).
 
 from __future__ import annotations
 
+import importlib.resources
 import random
 import time
+from pathlib import Path
 
-from boardzoo.envs.core.game import GameState, Move
+from boardzoo.envs.core.game import BoardzooError, GameState, Move
+from boardzoo.envs.core.learned_eval import LearnedEval
+from boardzoo.envs.core.registry import get_spec
 
-from .agent_spec import AgentKind, AgentSpec, Option, whole
+from .agent_spec import (
+    AgentKind,
+    AgentSpec,
+    Option,
+    Parser,
+    UnknownAgentError,
+    unquote,
+    whole,
+)
 from .base import Agent
 from .evaluation import Evaluator, get_evaluator
 from .movetime import seconds
@@ -203,31 +215,59 @@ class AlphaBetaAgent(Agent):
 
 DEPTH = Option("depth", whole(1, metavar="D"), "the search depth in whole turns (default 2; "
                "none under a time limit)")
-#: ``alphabeta[:D][,t=S]``: the value is the depth (``alphabeta:3`` = ``alphabeta:depth=3``).
+#: ``alphabeta[:D][,t=S][,eval=E]``: the value is the depth (``alphabeta:3`` =
+#: ``alphabeta:depth=3``).
 AGENT_KIND = AgentKind("alphabeta", (
     DEPTH,
     Option("t", seconds(), "seconds per move: the search deepens until the time is up"),
+    Option("eval", Parser(unquote, "hand, learned or a file's path", "hand|learned|FILE"),
+           "the leaves' evaluation: hand (the default), learned (the one shipped, "
+           "fitted to the shipped network; LOA) or the path of a boardzoo fit-eval file",
+           default="hand"),
 ), value=DEPTH)
 
 
 def from_spec(spec: AgentSpec, game: str, seed: int | None) -> AlphaBetaAgent:
     """Build ``alphabeta:D`` or ``alphabeta:t=0.5s`` (or both: ``alphabeta:6,t=2s``); no depth
     means depth 2, or no depth limit under a time limit: the game's compiled search
-    (:func:`searcher`)."""
+    (:func:`searcher`), its leaves scored as ``eval=`` says."""
     opts = AGENT_KIND.bind(spec)
-    return searcher(game, depth=opts["depth"], seconds=opts["t"], seed=seed)
+    learned = None if opts["eval"] == "hand" else load_learned_eval(game, opts["eval"])
+    return searcher(game, depth=opts["depth"], seconds=opts["t"], seed=seed,
+                    learned_eval=learned)
+
+
+def shipped_eval(game: str) -> Path:
+    """Return the path of the learned evaluation shipped for ``game`` (package data)."""
+    return Path(str(importlib.resources.files("boardzoo.agents") / "nets" / f"{game}_eval.npz"))
+
+
+def load_learned_eval(game: str, where: str) -> LearnedEval:
+    """Return the learned evaluation ``where`` names for ``game`` (``learned``: the shipped
+    one); UnknownAgentError if the game has none or the file cannot be used."""
+    try:
+        module = get_spec(game).learned_eval_inputs()
+        path = shipped_eval(game) if where == "learned" else Path(where)
+        return LearnedEval.load(path, game, module.SPARSE, module.DENSE)
+    except BoardzooError as exc:
+        raise UnknownAgentError(f"agent alphabeta: eval={where}: {exc}") from None
 
 
 def searcher(game: str, depth: int | None = None, seconds: float | None = None,
-             seed: int | None = None) -> AlphaBetaAgent:
+             seed: int | None = None, learned_eval: LearnedEval | None = None,
+             ) -> AlphaBetaAgent:
     """Return the alpha-beta search of ``game``: the compiled one of :mod:`.alphabeta_loa`,
     :mod:`.alphabeta_ultima` or :mod:`.alphabeta_whistling` (the same moves and scores, many
-    times faster), this module's for any other game."""
+    times faster), this module's for any other game; ``learned_eval`` scores its leaves
+    (games whose compiled search takes one)."""
     # imported here, so that numba loads only in processes that search these games
+    if learned_eval is not None and game != "loa":
+        raise UnknownAgentError(f"agent alphabeta: {game}'s search takes no learned evaluation")
     if game == "loa":
         from .alphabeta_loa import CompiledLoaAlphaBeta
 
-        return CompiledLoaAlphaBeta(depth=depth, seconds=seconds, seed=seed)
+        return CompiledLoaAlphaBeta(depth=depth, seconds=seconds, seed=seed,
+                                    learned_eval=learned_eval)
     if game == "ultima":
         from .alphabeta_ultima import CompiledUltimaAlphaBeta
 

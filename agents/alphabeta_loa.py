@@ -2,11 +2,13 @@
 
 :class:`CompiledLoaAlphaBeta` is :class:`~.alphabeta.AlphaBetaAgent` with the tree below
 the root (``_negamax``, ``_ordered``, ``_reward``, the transposition table) compiled with
-numba on :mod:`boardzoo.envs.loa.kernel`. The iterative deepening, the root shuffle with the
-agent's seed and the time control are the base class's own Python, so at a fixed depth and
-seed the compiled search returns the same best move, the same score and the same node count
-as the reference (tests/test_loa_kernel.py checks all three). ``alphabeta:...`` builds it
-for LOA (:func:`.alphabeta.from_spec`); ``AlphaBetaAgent("loa", ...)`` stays the reference.
+numba on :mod:`boardzoo.envs.loa.kernel`, its leaves scored by the hand-made evaluation or
+a learned one (``learned_eval``, :mod:`boardzoo.envs.loa.learned_eval`). The iterative
+deepening, the root shuffle with the agent's seed and the time control are the base class's
+own Python, so at a fixed depth and seed the compiled search returns the same best move, the
+same score and the same node count as the reference (tests/test_loa_kernel.py checks all
+three; tests/test_learned_eval.py with a learned evaluation). ``alphabeta:...`` builds it for
+LOA (:func:`.alphabeta.from_spec`); ``AlphaBetaAgent("loa", ...)`` stays the reference.
 
 What it reproduces of the reference, and how:
 
@@ -24,8 +26,11 @@ from __future__ import annotations
 import numpy as np
 from numba.types import Tuple, float64, int64, uint64
 
+from boardzoo.envs.core.learned_eval import NO_WEIGHTS, LearnedEval
 from boardzoo.envs.loa import kernel as K
+from boardzoo.envs.loa.learned_eval import evaluate as learned
 from boardzoo.envs.loa.rules import State
+from boardzoo.envs.loa.spec import SPEC
 
 from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
@@ -49,6 +54,9 @@ from .alphabeta_compiled import (
 # copy of the recursive _negamax, once cached, calls a null pointer when loaded again).
 _TABLE = uint64[:, ::1]
 _ARRAYS = (_TABLE, int64[::1], int64[:, ::1], int64[::1], uint64[:, ::1], int64[:, ::1])
+EVAL_SCALE = SPEC.eval_scale
+# The learned evaluation's weights and hidden-layer scratch (no rows: the hand-made one).
+_EVAL = (float64[:, ::1], float64[::1])
 
 
 @njit(cache=True)
@@ -66,8 +74,10 @@ def _ordered(black: np.uint64, white: np.uint64, side: int, tt_move: int,
 
 @njit(cache=True)
 def _leaf_value(black: np.uint64, white: np.uint64, side: int, gply: int, depth: int,
-                ply: int, path: np.ndarray, start: int, length: int) -> tuple[bool, float]:
-    """Return (True, value) for a finished game or a depth-0 node, else (False, 0)."""
+                ply: int, path: np.ndarray, start: int, length: int, weights: np.ndarray,
+                hidden: np.ndarray) -> tuple[bool, float]:
+    """Return (True, value) for a finished game or a depth-0 node, else (False, 0); a
+    depth-0 node is scored by the learned evaluation ``weights`` where it has rows."""
     repeated = K.repetitions(path, start, length, black, white, side) >= 2
     result = K.judge(black, white, side, gply, repeated)
     if result == K.BLACK_WINS or result == K.WHITE_WINS:
@@ -76,22 +86,26 @@ def _leaf_value(black: np.uint64, white: np.uint64, side: int, gply: int, depth:
     if result != K.ONGOING:
         return True, 0.0
     if depth <= 0:
+        if weights.shape[0]:
+            return True, EVAL_SCALE * learned(black, white, side, weights, hidden)
         return True, K.evaluate(black, white, side)
     return False, 0.0
 
 
 @njit(Tuple((float64, _TABLE))(*_ARRAYS, float64, uint64, uint64, int64, int64, int64, float64,
-                               float64, int64, int64, int64), cache=True)
+                               float64, int64, int64, int64, *_EVAL), cache=True)
 def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
              path: np.ndarray, moves: np.ndarray, deadline: float, black: np.uint64,
              white: np.uint64, side: int, gply: int, depth: int, alpha: float, beta: float,
-             ply: int, start: int, length: int) -> tuple[float, np.ndarray]:
+             ply: int, start: int, length: int, weights: np.ndarray,
+             hidden: np.ndarray) -> tuple[float, np.ndarray]:
     """Return (value of the position for its side to move within (alpha, beta), the table);
     ``gply`` is the game's ply, ``ply`` the distance from the root, ``path[start:length]``
     the repetition history."""
     if timed_out(stats, deadline):
         return 0.0, tt
-    done, value = _leaf_value(black, white, side, gply, depth, ply, path, start, length)
+    done, value = _leaf_value(black, white, side, gply, depth, ply, path, start, length,
+                              weights, hidden)
     if done:
         return value, tt
     # path[length] is this position's row: the table's key and its children's history
@@ -112,7 +126,7 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
         # a capture can never be undone: the child's history starts with this position
         child, tt = _negamax(tt, stats, killers, history, path, moves, deadline, b, w,
                              1 - side, gply + 1, depth - 1, -beta, -alpha, ply + 1,
-                             length if captured else start, length + 1)
+                             length if captured else start, length + 1, weights, hidden)
         if stats[ABORTED]:
             return 0.0, tt
         value = -child
@@ -129,11 +143,12 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
 
 
 @njit(Tuple((float64, int64, _TABLE))(*_ARRAYS, float64, uint64, uint64, int64, int64, int64,
-                                      int64[::1], int64), cache=True)
+                                      int64[::1], int64, *_EVAL), cache=True)
 def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
                 path: np.ndarray, moves: np.ndarray, deadline: float, black: np.uint64,
                 white: np.uint64, side: int, gply: int, length: int, root_moves: np.ndarray,
-                depth: int) -> tuple[float, int, np.ndarray]:
+                depth: int, weights: np.ndarray, hidden: np.ndarray,
+                ) -> tuple[float, int, np.ndarray]:
     """Search every root move to ``depth`` in the given order; return (best value, best move,
     the table), like the reference's ``_root`` (``path[:length]``: the game's history)."""
     alpha, beta = -2 * WIN, 2 * WIN
@@ -144,7 +159,7 @@ def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history:
         b, w, captured = K.apply_move(black, white, side, move)
         child, tt = _negamax(tt, stats, killers, history, path, moves, deadline, b, w,
                              1 - side, gply + 1, depth - 1, -beta, -alpha, 1,
-                             length if captured else 0, length + 1)
+                             length if captured else 0, length + 1, weights, hidden)
         if stats[ABORTED]:
             break
         value = -child
@@ -159,10 +174,22 @@ class CompiledLoaAlphaBeta(CompiledAlphaBeta):
     """:class:`AlphaBetaAgent` for LOA with its tree search compiled (same moves and scores)."""
 
     def __init__(self, depth: int | None = None, seconds: float | None = None,
-                 seed: int | None = None, tt_size: int = 200_000) -> None:
+                 seed: int | None = None, tt_size: int = 200_000,
+                 learned_eval: LearnedEval | None = None) -> None:
         # key: black, white, side (State.key())
         super().__init__("loa", 3, K.PASS + 1, K.MAX_MOVES, depth=depth, seconds=seconds,
                          seed=seed, tt_size=tt_size)
+        #: The learned evaluation at the leaves (None: the hand-made one).
+        self.learned_eval = learned_eval
+        self._weights = NO_WEIGHTS if learned_eval is None else learned_eval.weights
+        self._hidden = np.zeros(1) if learned_eval is None else learned_eval.scratch()
+        if learned_eval is not None:  # the Python tree (AlphaBetaAgent) scores leaves alike
+            self.evaluate = self.learned_value
+
+    def learned_value(self, state: State) -> float:
+        """Return the learned evaluation of ``state`` for its side to move, in search units."""
+        black, white, side, _ = K.position_of(state)
+        return EVAL_SCALE * learned(black, white, side, self._weights, self._hidden)
 
     def _root(self, state: State, moves: list, depth: int) -> tuple[float, int]:  # type: ignore[override]
         """Search every root move to ``depth`` in the compiled kernel; raise _Timeout when
@@ -173,7 +200,7 @@ class CompiledLoaAlphaBeta(CompiledAlphaBeta):
         value, move, self._tt = search_root(
             self._tt, self._stats, self._killers, self._scores, path, self._moves, deadline,
             black, white, side, ply, len(state.history), np.array(moves, dtype=np.int64),
-            depth)
+            depth, self._weights, self._hidden)
         self._finish()
         return float(value), int(move)
 
@@ -187,6 +214,7 @@ class CompiledLoaAlphaBeta(CompiledAlphaBeta):
         # _negamax at the root, called from Python: one compiled entry point fewer
         value, self._tt = _negamax(self._tt, self._stats, self._killers, self._scores, path,
                                    self._moves, INF, black, white, side, ply, self.depth,
-                                   -2 * WIN, 2 * WIN, 0, 0, len(state.history))
+                                   -2 * WIN, 2 * WIN, 0, 0, len(state.history),
+                                   self._weights, self._hidden)
         self._finish()
         return float(value)

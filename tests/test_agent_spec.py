@@ -101,7 +101,7 @@ def test_a_refused_spec_is_one_line_and_exit_2_on_the_cli(capsys) -> None:
     assert main(["play", "loa", "--agents", "alphabeta:dpeth=3", "random"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["boardzoo: error: agent alphabeta: unknown option 'dpeth'; options: "
-                   "depth=D, t=S, name=NAME"]
+                   "depth=D, t=S, eval=hand|learned|FILE, name=NAME"]
 
 
 # -- each kind's options -------------------------------------------------------------------------
@@ -121,7 +121,7 @@ def test_a_refused_spec_is_one_line_and_exit_2_on_the_cli(capsys) -> None:
                          "500ms, at most 86400 seconds (a day), got 'fast'"),
     ("alphabeta:t=2d", "t must be a positive time"),
     ("alphabeta:dpeth=3", "agent alphabeta: unknown option 'dpeth'; options: depth=D, t=S, "
-                          "name=NAME"),
+                          "eval=hand|learned|FILE, name=NAME"),
     ("checkpoint:loa,sims=-1", "agent checkpoint: sims must be a whole number >= 0, got '-1'"),
     ("checkpoint:loa,root=x", "agent checkpoint: root must be puct or gumbel, got 'x'"),
     ("checkpoint:loa,m=0", "agent checkpoint: m must be a whole number >= 1, got '0'"),
@@ -158,8 +158,8 @@ def test_options_give_typed_values_and_defaults() -> None:
     assert check("mcts") == {"sims": None, "c": 1.0, "cap": None}
     assert check("MCTS:sims=200,c=1.4") == {"sims": 200, "c": 1.4, "cap": None}
     assert check("mcts:20,cap=8") == check("mcts:sims=20,cap=8")
-    assert check("alphabeta:t=500ms") == {"depth": None, "t": 0.5}
-    assert check("alphabeta:6,t=2s") == {"depth": 6, "t": 2.0}
+    assert check("alphabeta:t=500ms") == {"depth": None, "t": 0.5, "eval": "hand"}
+    assert check("alphabeta:6,t=2s,eval=learned") == {"depth": 6, "t": 2.0, "eval": "learned"}
     assert check("engine:'./my eng' -x,movetime=0.5s,name=E") == {
         "command": ["./my eng", "-x"], "movetime": 0.5, "nodes": None, "timeout": 30.0,
         "grace": 1.0}

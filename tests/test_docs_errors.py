@@ -71,5 +71,5 @@ def test_help_summary_names_every_subcommand(capsys) -> None:
         main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
     summary = out.split("The boardzoo command line: ")[1].split(".")[0]
-    listed = re.search(r"\{([a-z,]+)\}", out).group(1).split(",")
+    listed = re.search(r"\{([a-z,-]+)\}", out).group(1).split(",")
     assert "export" in listed and summary.split(", ") == listed

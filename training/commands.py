@@ -152,6 +152,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     configfiles.register(subparsers)
     _register_distill(subparsers)
+    _register_fit_eval(subparsers)
 
     p = subparsers.add_parser("plot", help="draw a training run's learning curves to PNG")
     p.add_argument("run", metavar="RUN", help="run folder (e.g. runs/loa)")
@@ -196,6 +197,30 @@ def _register_distill(subparsers: argparse._SubParsersAction) -> None:
                     "--init-from: only the value is taught)")
     ap.add_argument("--out", required=True, help="model file to write")
     ap.set_defaults(func=cmd_distill)
+
+
+def _register_fit_eval(subparsers: argparse._SubParsersAction) -> None:
+    ap = subparsers.add_parser("fit-eval", help="fit a learned evaluation for the compiled "
+                               "alpha-beta (alphabeta:...,eval=FILE) to a network's value")
+    ap.add_argument("--checkpoint", required=True, metavar="MODEL",
+                    help="the network: a model file or run checkpoint, or loa for the shipped one")
+    ap.add_argument("--out", required=True, metavar="FILE", help="evaluation file to write (.npz)")
+    ap.add_argument("--positions", type=int, default=400_000,
+                    help="positions to fit on (default 400000; each in its 8 symmetric images)")
+    ap.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
+    ap.add_argument("--epochs", type=int, default=6, help="passes over the positions (default 6)")
+    ap.add_argument("--random-moves", type=float, default=0.3,
+                    help="probability of a random move in the position games (default 0.3)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.set_defaults(func=cmd_fit_eval)
+
+
+def cmd_fit_eval(args: argparse.Namespace) -> int:
+    """Run ``boardzoo fit-eval`` (torch loads only here)."""
+    from .eval_fit import cmd_fit_eval as run
+
+    return run(args)
 
 
 def cmd_distill(args: argparse.Namespace) -> int:

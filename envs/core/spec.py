@@ -102,6 +102,10 @@ class GameSpec:
     #: ``action_prior`` on the batched engine's states in torch (training's priors on the
     #: batched engine; None: the game has none).
     batched_eval_module: str | None = None
+    #: Module with the game's inputs to a learned evaluation for its compiled alpha-beta
+    #: (``SPARSE``, ``DENSE``, ``inputs(states, symmetric)``; envs/core/learned_eval.py),
+    #: imported on first use; None: the game has none.
+    learned_eval_module: str | None = None
     #: Version of the env (``loa_v0``); bumped when observations or rewards change.
     env_version: int = 0
 
@@ -124,6 +128,14 @@ class GameSpec:
             return self.symmetries()
         h, w = self.actions.observation_shape[:2]
         return [identity(h, w, self.actions.num_actions)]
+
+    def learned_eval_inputs(self) -> Any:
+        """Return the module of the game's learned-evaluation inputs (UnknownGameError if the
+        game has none)."""
+        if self.learned_eval_module is None:
+            raise UnknownGameError(f"game {self.name!r} has no learned evaluation for its "
+                                   "alpha-beta (eval=hand only)")
+        return importlib.import_module(self.learned_eval_module)
 
     def batched_engine(self, device: str = "cpu") -> Any:
         """Return the batched torch engine on ``device`` (torch is imported only here)."""

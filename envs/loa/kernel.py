@@ -331,11 +331,9 @@ def _round_half_even(total: int, n: int) -> int:
 
 
 @njit("float64(uint64)", cache=True)
-def side_score(pieces: np.uint64) -> float:
-    """Return how close one side's pieces are to connecting (higher is better, 0 is best)."""
+def excess_spread(pieces: np.uint64) -> float:
+    """Return the pieces' spread beyond the packed minimum, per piece (two or more pieces)."""
     n = popcount(pieces)
-    if n <= 1:
-        return 0.0
     sum_r = 0
     sum_f = 0
     rest = pieces
@@ -355,8 +353,15 @@ def side_score(pieces: np.uint64) -> float:
         s = lowest_square(rest)
         rest &= rest - ONE
         spread += max(abs((s >> 3) - r0), abs((s & 7) - f0))
-    excess = max(0, spread - MIN_SPREAD[min(n, _SPREAD_TOP)]) / n
-    return -W_GROUPS * (groups(pieces) - 1) - W_SPREAD * excess
+    return max(0, spread - MIN_SPREAD[min(n, _SPREAD_TOP)]) / n
+
+
+@njit("float64(uint64)", cache=True)
+def side_score(pieces: np.uint64) -> float:
+    """Return how close one side's pieces are to connecting (higher is better, 0 is best)."""
+    if popcount(pieces) <= 1:
+        return 0.0
+    return -W_GROUPS * (groups(pieces) - 1) - W_SPREAD * excess_spread(pieces)
 
 
 @njit("float64(uint64, uint64, int64)", cache=True)

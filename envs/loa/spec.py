@@ -33,4 +33,5 @@ SPEC = register_game(GameSpec(
     action_cells=move_cells,
     board_view=board_view,
     batched_module=f"{__package__}.batched",
+    learned_eval_module=f"{__package__}.learned_eval",
 ))

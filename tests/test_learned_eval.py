@@ -1,0 +1,191 @@
+"""The learned evaluation of LOA's compiled alpha-beta (envs/core/learned_eval.py,
+envs/loa/learned_eval.py, ``alphabeta:...,eval=``) and ``boardzoo fit-eval``.
+
+The compiled evaluation is held to torch's forward pass of the same weights on the inputs
+``inputs()`` writes; the inputs to hand-counted groups and pieces; the dense inputs to the
+hand-made evaluation (weights that rebuild it); the search that uses it to the Python search
+of agents/alphabeta.py with the same leaf function (move, score and nodes); files to their
+checks. Strength is a benchmark's (bench/learned_eval.py), not a test's.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+from alphabeta_helpers import assert_same_search
+
+from boardzoo.agents.alphabeta import AlphaBetaAgent, shipped_eval
+from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
+from boardzoo.agents.base import UnknownAgentError, make_agent
+from boardzoo.cli import main
+from boardzoo.envs.core.learned_eval import LearnedEval, LearnedEvalError
+from boardzoo.envs.loa import learned_eval as L
+from boardzoo.envs.loa.evaluation import loa_eval
+from boardzoo.envs.loa.rules import State
+
+
+def played(count: int, seed: int) -> list[State]:
+    """Unfinished positions of random games (all of them kept, so openings and endings)."""
+    rng = random.Random(seed)
+    out: list[State] = []
+    while len(out) < count:
+        state = State.start()
+        while not state.is_terminal() and len(out) < count:
+            out.append(state)
+            state = state.apply(rng.choice(state.legal_moves()))
+    return out
+
+
+def random_eval(seed: int, hidden: int = 16) -> LearnedEval:
+    rng = np.random.default_rng(seed)
+    n = L.SPARSE + L.DENSE
+    return LearnedEval.pack("loa", L.SPARSE, L.DENSE, rng.normal(0, 0.3, (n, hidden)),
+                            rng.normal(0, 0.3, hidden), rng.normal(0, 0.5, hidden),
+                            float(rng.normal()))
+
+
+def torch_z(learned: LearnedEval, x: np.ndarray) -> np.ndarray:
+    """The output of torch's Linear-ReLU-Linear with ``learned``'s weights, in float64."""
+    n = learned.sparse + learned.dense
+    w = torch.from_numpy(learned.weights)
+    h = torch.relu(torch.from_numpy(x.astype(np.float64)) @ w[:n] + w[n])
+    return (h @ w[n + 1] + w[n + 2, 0]).numpy()
+
+
+def test_the_compiled_evaluation_equals_torch_on_the_same_weights() -> None:
+    learned = random_eval(1)
+    states = played(300, seed=2)
+    hidden = learned.scratch()
+    compiled = np.array([L.evaluate(np.uint64(s.bb[0]), np.uint64(s.bb[1]), s.to_move,
+                                    learned.weights, hidden) for s in states])
+    # the inputs are float32 (the fit's), the compiled sums float64
+    assert np.allclose(compiled, torch_z(learned, L.inputs(states)), rtol=0, atol=1e-5)
+    assert compiled.std() > 0.1  # the positions are told apart
+
+
+def test_inputs_of_the_start_position_by_hand() -> None:
+    # Black to move: its 12 pieces on b1-g1 and b8-g8 (two groups), White's on a2-a7 and
+    # h2-h7 (two groups).
+    x = L.inputs([State.start()])[0]
+    own = {8 * r + f for r in (0, 7) for f in range(1, 7)}
+    other = {8 * r + f for r in range(1, 7) for f in (0, 7)}
+    assert set(np.flatnonzero(x[:64])) == own
+    assert set(np.flatnonzero(x[64:128])) == other
+    assert x[128] == 1 and x[130] == 1  # groups - 1, pieces / 12
+    assert x[131] == 1 and x[133] == 1
+    # White to move after b1-b3: the views swap
+    after = State.start().apply(State.start().parse_move("b1-b3"))
+    y = L.inputs([after])[0]
+    assert set(np.flatnonzero(y[:64])) == other
+    assert 8 * 2 + 1 in set(np.flatnonzero(y[64:128])) and 1 not in set(np.flatnonzero(y[64:128]))
+
+
+def test_symmetric_images_keep_the_hand_made_terms() -> None:
+    states = played(200, seed=3)
+    images = L.inputs(states, symmetric=True).reshape(8, len(states), -1)
+    assert np.array_equal(images[0], L.inputs(states))
+    for k in range(1, 8):
+        assert images[k, :, :128].sum() == images[0, :, :128].sum()
+        # groups and counts are the same in every image of the board
+        same = [128, 130, 131, 133]
+        assert np.array_equal(images[k, :, same], images[0, :, same])
+    assert not np.array_equal(images[1, :, :128], images[0, :, :128])
+
+
+def hand_made_as_learned() -> LearnedEval:
+    """Weights whose output is the hand-made evaluation / scale: two hidden units,
+    relu(x) - relu(-x) with x = (own score - the opponent's) / 4 (the terms are the inputs)."""
+    n = L.SPARSE + L.DENSE
+    w1 = np.zeros((n, 2))
+    terms = np.array([-1.0, -4.0, 0.0, 1.0, 4.0, 0.0]) / 4.0  # W_GROUPS 1, W_SPREAD 4
+    w1[L.SPARSE:, 0], w1[L.SPARSE:, 1] = terms, -terms
+    return LearnedEval.pack("loa", L.SPARSE, L.DENSE, w1, np.zeros(2), np.array([1.0, -1.0]), 0.0)
+
+
+def test_weights_can_rebuild_the_hand_made_evaluation() -> None:
+    agent = CompiledLoaAlphaBeta(depth=1, learned_eval=hand_made_as_learned())
+    for state in played(300, seed=4):
+        assert agent.learned_value(state) == pytest.approx(loa_eval(state), abs=1e-9)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_the_compiled_search_with_a_learned_evaluation_equals_the_reference(depth: int) -> None:
+    learned = random_eval(5)
+    rng = random.Random(6)
+    for i, state in enumerate([State.start()] + rng.sample(played(600, seed=7), 9)):
+        compiled = CompiledLoaAlphaBeta(depth=depth, seed=i, learned_eval=learned)
+        reference = AlphaBetaAgent("loa", depth=depth, seed=i, evaluator=compiled.learned_value)
+        assert_same_search(reference, compiled, state)
+
+
+def test_the_learned_evaluation_changes_the_search() -> None:
+    # the same search with the hand-made evaluation scores differently: the weights reach it
+    state = played(60, seed=8)[-1]
+    hand = CompiledLoaAlphaBeta(depth=2, seed=0)
+    learned = CompiledLoaAlphaBeta(depth=2, seed=0, learned_eval=random_eval(9))
+    hand.select_move(state)
+    learned.select_move(state)
+    assert hand.last_value != learned.last_value
+
+
+def test_a_file_round_trips_and_bad_files_are_refused(tmp_path) -> None:
+    learned = random_eval(10)
+    path = tmp_path / "e.npz"
+    learned.save(path)
+    back = LearnedEval.load(path, "loa", L.SPARSE, L.DENSE)
+    assert np.array_equal(back.weights, learned.weights)
+    with pytest.raises(LearnedEvalError, match="for 'loa', not ultima"):
+        LearnedEval.load(path, "ultima", L.SPARSE, L.DENSE)
+    with pytest.raises(LearnedEvalError, match="inputs"):
+        LearnedEval.load(path, "loa", 64, L.DENSE)
+    bad = dict(np.load(path))
+    for name, change in (("nan", lambda w: w * np.nan), ("shape", lambda w: w[:5]),
+                         ("dtype", lambda w: w.astype(np.float32))):
+        np.savez(tmp_path / f"{name}.npz", **{**bad, "weights": change(bad["weights"])})
+        with pytest.raises(LearnedEvalError):
+            LearnedEval.load(tmp_path / f"{name}.npz", "loa", L.SPARSE, L.DENSE)
+    # an object array needs pickle to load: refused, never unpickled
+    np.savez(tmp_path / "pickled.npz", **{**bad, "weights": np.array([object()], dtype=object)})
+    with pytest.raises(LearnedEvalError, match="not a learned-evaluation file"):
+        LearnedEval.load(tmp_path / "pickled.npz", "loa", L.SPARSE, L.DENSE)
+    (tmp_path / "junk.npz").write_bytes(b"not a zip at all")
+    with pytest.raises(LearnedEvalError, match="not a learned-evaluation file"):
+        LearnedEval.load(tmp_path / "junk.npz", "loa", L.SPARSE, L.DENSE)
+
+
+def test_agent_specs_take_the_shipped_file_a_path_or_refuse(tmp_path) -> None:
+    assert shipped_eval("loa").is_file()
+    agent = make_agent("alphabeta:1,eval=learned", "loa", 0)
+    assert agent.learned_eval is not None and agent.learned_eval.hidden >= 1
+    state = State.start()
+    assert agent.select_move(state) in state.legal_moves()
+    with pytest.raises(UnknownAgentError, match="does not exist"):
+        make_agent(f"alphabeta:1,eval={tmp_path / 'missing.npz'}", "loa", 0)
+    with pytest.raises(UnknownAgentError, match="no learned evaluation"):
+        make_agent("alphabeta:1,eval=learned", "ultima", 0)
+
+
+def test_fit_eval_writes_a_file_that_plays_and_repeats_with_its_seed(tmp_path, capsys) -> None:
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.npz"
+        code = main(["fit-eval", "--checkpoint", "loa", "--out", str(out), "--positions", "400",
+                     "--epochs", "1", "--hidden", "8", "--threads", "1", "--seed", "3"])
+        assert code == 0
+        outs.append(LearnedEval.load(out, "loa", L.SPARSE, L.DENSE))
+    assert "held-out MSE" in capsys.readouterr().out
+    assert np.array_equal(outs[0].weights, outs[1].weights)
+    agent = make_agent(f"alphabeta:1,eval={tmp_path / 'a.npz'}", "loa", 0)
+    assert agent.select_move(State.start()) in State.start().legal_moves()
+
+
+def test_fit_eval_refuses_bad_input(tmp_path, capsys) -> None:
+    for argv, needle in ((["--checkpoint", "ultima"], "no learned evaluation"),
+                         (["--checkpoint", "loa", "--positions", "5"], "--positions"),
+                         (["--checkpoint", str(tmp_path / "none.pt")], "not found")):
+        assert main(["fit-eval", "--out", str(tmp_path / "x.npz"), *argv]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and len(err.strip().splitlines()) == 1
