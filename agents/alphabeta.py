@@ -222,7 +222,8 @@ AGENT_KIND = AgentKind("alphabeta", (
     Option("t", seconds(), "seconds per move: the search deepens until the time is up"),
     Option("eval", Parser(unquote, "hand, learned or a file's path", "hand|learned|FILE"),
            "the leaves' evaluation: hand (the default), learned (the one shipped, "
-           "fitted to the shipped network; LOA) or the path of a boardzoo fit-eval file",
+           "fitted to the shipped network; LOA) or the path of a boardzoo fit-eval file "
+           "(LOA, Ultima)",
            default="hand"),
 ), value=DEPTH)
 
@@ -261,7 +262,7 @@ def searcher(game: str, depth: int | None = None, seconds: float | None = None,
     times faster), this module's for any other game; ``learned_eval`` scores its leaves
     (games whose compiled search takes one)."""
     # imported here, so that numba loads only in processes that search these games
-    if learned_eval is not None and game != "loa":
+    if learned_eval is not None and game not in ("loa", "ultima"):
         raise UnknownAgentError(f"agent alphabeta: {game}'s search takes no learned evaluation")
     if game == "loa":
         from .alphabeta_loa import CompiledLoaAlphaBeta
@@ -271,7 +272,8 @@ def searcher(game: str, depth: int | None = None, seconds: float | None = None,
     if game == "ultima":
         from .alphabeta_ultima import CompiledUltimaAlphaBeta
 
-        return CompiledUltimaAlphaBeta(depth=depth, seconds=seconds, seed=seed)
+        return CompiledUltimaAlphaBeta(depth=depth, seconds=seconds, seed=seed,
+                                       learned_eval=learned_eval)
     if game == "whistling":
         from .alphabeta_whistling import CompiledWhistlingAlphaBeta
 

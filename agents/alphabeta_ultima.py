@@ -27,8 +27,11 @@ from __future__ import annotations
 import numpy as np
 from numba.types import Tuple, float64, int64, uint8, uint64
 
+from boardzoo.envs.core.learned_eval import NO_WEIGHTS, LearnedEval
 from boardzoo.envs.ultima import kernel as K
+from boardzoo.envs.ultima.learned_eval import judged_learned
 from boardzoo.envs.ultima.rules import State
+from boardzoo.envs.ultima.spec import SPEC
 
 from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
@@ -60,6 +63,9 @@ _U4, _U15 = np.uint64(4), np.uint64(15)
 _TABLE = uint64[:, ::1]
 _ARRAYS = (_TABLE, int64[::1], int64[:, ::1], int64[::1], uint64[:, ::1], int64[:, ::1],
            int64[:, ::1], int64[:, ::1], uint8[:, ::1])
+# The learned evaluation's weights and hidden-layer scratch (no rows: the hand-made one).
+_EVAL = (float64[:, ::1], float64[::1])
+EVAL_SCALE = SPEC.eval_scale
 
 
 @njit(cache=True)
@@ -94,12 +100,18 @@ def _occurrences(path: np.ndarray, start: int, length: int) -> int:
 @njit(cache=True)
 def _leaf_value(b: np.ndarray, side: int, halfmove: int, gply: int, depth: int, ply: int,
                 path: np.ndarray, start: int, length: int, moves: np.ndarray,
-                caps: np.ndarray) -> tuple[bool, float, int]:
+                caps: np.ndarray, weights: np.ndarray,
+                hidden: np.ndarray) -> tuple[bool, float, int]:
     """Return (True, value, 0) for a finished game or a depth-0 node, else (False, 0, the
-    number of legal moves, written into ``moves`` and ``caps``)."""
+    number of legal moves, written into ``moves`` and ``caps``); a depth-0 node is scored by
+    the learned evaluation ``weights`` where it has rows."""
     occurrences = _occurrences(path, start, length)
     n = np.int64(0)
-    if depth <= 0:  # judged and evaluated in one pass: the same result and float
+    if depth <= 0 and weights.shape[0]:
+        result, z = judged_learned(b, side, halfmove, gply, occurrences, moves, caps,
+                                   weights, hidden)
+        value = EVAL_SCALE * z
+    elif depth <= 0:  # judged and evaluated in one pass: the same result and float
         result, value = K.judged_evaluation(b, side, halfmove, gply, occurrences, moves, caps)
     else:
         n = K.legal_moves(b, K.COLOUR[side], moves, caps)
@@ -113,12 +125,12 @@ def _leaf_value(b: np.ndarray, side: int, halfmove: int, gply: int, depth: int, 
 
 
 @njit(Tuple((float64, _TABLE))(*_ARRAYS, float64, int64, int64, int64, int64, float64,
-                               float64, int64, int64, int64), cache=True)
+                               float64, int64, int64, int64, *_EVAL), cache=True)
 def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
              path: np.ndarray, moves: np.ndarray, caps: np.ndarray, capmap: np.ndarray,
              boards: np.ndarray, deadline: float, side: int, halfmove: int, gply: int,
              depth: int, alpha: float, beta: float, ply: int, start: int,
-             length: int) -> tuple[float, np.ndarray]:
+             length: int, weights: np.ndarray, hidden: np.ndarray) -> tuple[float, np.ndarray]:
     """Return (value of ``boards[ply]`` for ``side`` to move within (alpha, beta), the
     table); ``gply`` is the game's ply, ``ply`` the distance from the root, and
     ``path[start:length + 1]`` the repetition history, this position (written here) last."""
@@ -128,7 +140,7 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
     key = path[length]
     _pack(b, side, key)
     done, value, n = _leaf_value(b, side, halfmove, gply, depth, ply, path, start, length,
-                                 moves[ply], caps[ply])
+                                 moves[ply], caps[ply], weights, hidden)
     if done:
         return value, tt
     found, e_depth, e_value, e_flag, tt_move = tt_probe(tt, key)
@@ -150,7 +162,7 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
         child, tt = _negamax(tt, stats, killers, history, path, moves, caps, capmap, boards,
                              deadline, 1 - side, 0 if m else halfmove + 1, gply + 1,
                              depth - 1, -beta, -alpha, ply + 1,
-                             length + 1 if m else start, length + 1)
+                             length + 1 if m else start, length + 1, weights, hidden)
         if stats[ABORTED]:
             return 0.0, tt
         value = -child
@@ -167,12 +179,12 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
 
 
 @njit(Tuple((float64, int64, _TABLE))(*_ARRAYS, float64, int64, int64, int64, int64,
-                                      int64[::1], int64), cache=True)
+                                      int64[::1], int64, *_EVAL), cache=True)
 def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
                 path: np.ndarray, moves: np.ndarray, caps: np.ndarray, capmap: np.ndarray,
                 boards: np.ndarray, deadline: float, side: int, halfmove: int, gply: int,
-                length: int, root_moves: np.ndarray,
-                depth: int) -> tuple[float, int, np.ndarray]:
+                length: int, root_moves: np.ndarray, depth: int, weights: np.ndarray,
+                hidden: np.ndarray) -> tuple[float, int, np.ndarray]:
     """Search every root move (``boards[0]``, ``path[length]`` its key) to ``depth`` in the
     given order; return (best value, best move, the table), like the reference's ``_root``."""
     b = boards[0]
@@ -187,7 +199,8 @@ def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history:
         K.make_move(b, move, m, boards[1])
         child, tt = _negamax(tt, stats, killers, history, path, moves, caps, capmap, boards,
                              deadline, 1 - side, 0 if m else halfmove + 1, gply + 1,
-                             depth - 1, -beta, -alpha, 1, length + 1 if m else 0, length + 1)
+                             depth - 1, -beta, -alpha, 1, length + 1 if m else 0, length + 1,
+                             weights, hidden)
         if stats[ABORTED]:
             break
         value = -child
@@ -215,9 +228,16 @@ class CompiledUltimaAlphaBeta(CompiledAlphaBeta):
     scores)."""
 
     def __init__(self, depth: int | None = None, seconds: float | None = None,
-                 seed: int | None = None, tt_size: int = 200_000) -> None:
+                 seed: int | None = None, tt_size: int = 200_000,
+                 learned_eval: LearnedEval | None = None) -> None:
         super().__init__("ultima", KEY_WORDS, ACTIONS, K.MAX_MOVES, depth=depth,
                          seconds=seconds, seed=seed, tt_size=tt_size)
+        #: The learned evaluation at the leaves (None: the hand-made one).
+        self.learned_eval = learned_eval
+        self._weights = NO_WEIGHTS if learned_eval is None else learned_eval.weights
+        self._hidden = np.zeros(1) if learned_eval is None else learned_eval.scratch()
+        if learned_eval is not None:  # the Python tree (AlphaBetaAgent) scores leaves alike
+            self.evaluate = self.learned_value
         self._caps = np.empty_like(self._moves)
         self._capmap = np.empty((self.plies, ACTIONS), dtype=np.int64)  # written before read
         self._boards = np.empty((self.plies + 1, 64), dtype=np.uint8)
@@ -236,7 +256,7 @@ class CompiledUltimaAlphaBeta(CompiledAlphaBeta):
         value, move, self._tt = search_root(
             self._tt, self._stats, self._killers, self._scores, path, self._moves, self._caps,
             self._capmap, self._boards, deadline, state.side, state.halfmove, state.ply, length,
-            np.array(moves, dtype=np.int64), depth)
+            np.array(moves, dtype=np.int64), depth, self._weights, self._hidden)
         self._finish()
         return float(value), int(move)
 
@@ -250,6 +270,14 @@ class CompiledUltimaAlphaBeta(CompiledAlphaBeta):
         value, self._tt = _negamax(
             self._tt, self._stats, self._killers, self._scores, path, self._moves, self._caps,
             self._capmap, self._boards, INF, state.side, state.halfmove, state.ply, self.depth,
-            -2 * WIN, 2 * WIN, 0, 0, length)
+            -2 * WIN, 2 * WIN, 0, 0, length, self._weights, self._hidden)
         self._finish()
         return float(value)
+
+    def learned_value(self, state: State) -> float:
+        """Return the learned evaluation of an unfinished ``state`` for its side to move, in
+        search units."""
+        b = np.frombuffer(bytearray(state.board), dtype=np.uint8)
+        moves, caps = np.empty(K.MAX_MOVES, np.int64), np.empty(K.MAX_MOVES, np.int64)
+        _, z = judged_learned(b, state.side, 0, 0, 1, moves, caps, self._weights, self._hidden)
+        return EVAL_SCALE * z

@@ -165,7 +165,7 @@ def test_agent_specs_take_the_shipped_file_a_path_or_refuse(tmp_path) -> None:
     with pytest.raises(UnknownAgentError, match="does not exist"):
         make_agent(f"alphabeta:1,eval={tmp_path / 'missing.npz'}", "loa", 0)
     with pytest.raises(UnknownAgentError, match="no learned evaluation"):
-        make_agent("alphabeta:1,eval=learned", "ultima", 0)
+        make_agent("alphabeta:1,eval=learned", "whistling", 0)
 
 
 def test_fit_eval_writes_a_file_that_plays_and_repeats_with_its_seed(tmp_path, capsys) -> None:
@@ -183,9 +183,67 @@ def test_fit_eval_writes_a_file_that_plays_and_repeats_with_its_seed(tmp_path, c
 
 
 def test_fit_eval_refuses_bad_input(tmp_path, capsys) -> None:
-    for argv, needle in ((["--checkpoint", "ultima"], "no learned evaluation"),
+    for argv, needle in ((["--checkpoint", "whistling"], "no learned evaluation"),
+                         (["--checkpoint", "ultima"], "value is the static evaluation"),
                          (["--checkpoint", "loa", "--positions", "5"], "--positions"),
                          (["--checkpoint", str(tmp_path / "none.pt")], "not found")):
         assert main(["fit-eval", "--out", str(tmp_path / "x.npz"), *argv]) == 2
         err = capsys.readouterr().err
         assert needle in err and len(err.strip().splitlines()) == 1
+
+
+# -- Ultima --------------------------------------------------------------------------------
+
+
+def ultima_played(count: int, seed: int) -> list:
+    from boardzoo.envs.ultima.rules import State as UltimaState
+
+    rng = random.Random(seed)
+    out: list = []
+    while len(out) < count:
+        state = UltimaState.start()
+        while not state.is_terminal() and len(out) < count and state.ply < 120:
+            out.append(state)
+            state = state.apply(rng.choice(state.legal_moves()))
+    return out
+
+
+def ultima_eval(seed: int, hidden: int = 16) -> LearnedEval:
+    from boardzoo.envs.ultima import learned_eval as U
+
+    rng = np.random.default_rng(seed)
+    n = U.SPARSE + U.DENSE
+    return LearnedEval.pack("ultima", U.SPARSE, U.DENSE, rng.normal(0, 0.3, (n, hidden)),
+                            rng.normal(0, 0.3, hidden), rng.normal(0, 0.5, hidden),
+                            float(rng.normal()))
+
+
+def test_ultima_inputs_of_the_start_position_by_hand() -> None:
+    from boardzoo.envs.ultima import learned_eval as U
+    from boardzoo.envs.ultima.rules import State as UltimaState
+
+    x = U.inputs([UltimaState.start()])[0]
+    # 16 pieces a side; material 8 pawns + 2 x 3 (leapers) + 2 x 3 (chameleons) + 3.5
+    # (withdrawer) + 5 (immobilizer) + 3.5 (coordinator) = 32; 32 moves a side (the spec's
+    # perft 1); no capture, nothing frozen
+    assert x[:448].sum() == 16 and x[448:896].sum() == 16
+    assert x[896:].tolist() == pytest.approx([3.2, 3.2, 0.64, 0.64, 0.0, 0.0, 0.0])
+    assert x[64 * 1 + 8:64 * 1 + 16].sum() == 8  # the mover's (White's) pawns on rank 2
+
+
+def test_ultima_compiled_evaluation_equals_torch_and_the_search_the_reference() -> None:
+    from boardzoo.agents.alphabeta_ultima import EVAL_SCALE, CompiledUltimaAlphaBeta
+    from boardzoo.envs.ultima import learned_eval as U
+
+    learned = ultima_eval(11)
+    states = ultima_played(120, seed=12)
+    agent = CompiledUltimaAlphaBeta(depth=1, learned_eval=learned)
+    compiled = np.array([agent.learned_value(s) / EVAL_SCALE for s in states])
+    assert np.allclose(compiled, torch_z(learned, U.inputs(states)), rtol=0, atol=1e-5)
+    assert compiled.std() > 0.1
+    rng = random.Random(13)
+    for i, state in enumerate([states[0]] + rng.sample(states, 4)):
+        compiled_search = CompiledUltimaAlphaBeta(depth=2, seed=i, learned_eval=learned)
+        reference = AlphaBetaAgent("ultima", depth=2, seed=i,
+                                   evaluator=compiled_search.learned_value)
+        assert_same_search(reference, compiled_search, state)

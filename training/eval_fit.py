@@ -26,6 +26,7 @@ hand-made evaluation (``tanh(eval / scale)``).
 from __future__ import annotations
 
 import argparse
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -79,8 +80,17 @@ def positions(game: str, count: int, seed: int, random_moves: float) -> tuple[li
                 move = legal[int(rng.integers(len(legal)))]
             else:
                 move = guide.select_move(state)
-            state = state.apply(move, track_history=False)
+            state = advance(state, move)
     return out[:count], games
+
+
+def advance(state: Any, move: Any) -> Any:
+    """Return the position after ``move``, without a repetition history where the rules can
+    leave it out (LOA's ``track_history``): the fit's positions need none, and a long
+    history makes each position cost memory in proportion to its ply."""
+    if "track_history" in inspect.signature(state.apply).parameters:
+        return state.apply(move, track_history=False)
+    return state.apply(move)
 
 
 def network_values(net: torch.nn.Module, game: str, states: list[Any],
@@ -137,6 +147,10 @@ def fit_eval(checkpoint: str, positions_count: int = 400_000, hidden: int = 64,
     game's name for its shipped network); return it and the report."""
     path = shipped_net(checkpoint) if checkpoint in ("loa", "ultima", "whistling") else checkpoint
     net, cfg, _ = load_net(path)
+    if cfg.model.value == "static":
+        raise ConfigError(f"{path}: the network's value is the static evaluation "
+                          "(model.value: static), which the alpha-beta has already; fit to "
+                          "a network whose value learned (model.value: learned or prior)")
     game = cfg.game
     spec = get_spec(game)
     module = spec.learned_eval_inputs()

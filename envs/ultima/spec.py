@@ -44,4 +44,5 @@ SPEC = register_game(GameSpec(
     board_view=board_view,
     batched_module=f"{__package__}.batched",
     batched_eval_module=f"{__package__}.batched_eval",
+    learned_eval_module=f"{__package__}.learned_eval",
 ))
