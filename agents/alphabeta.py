@@ -249,6 +249,9 @@ def load_learned_eval(game: str, where: str) -> LearnedEval:
     try:
         module = get_spec(game).learned_eval_inputs()
         path = shipped_eval(game) if where == "learned" else Path(where)
+        if where == "learned" and not path.is_file():
+            raise BoardzooError(f"no learned evaluation is shipped for {game}; fit one with "
+                                "boardzoo fit-eval and give eval=FILE")
         return LearnedEval.load(path, game, module.SPARSE, module.DENSE)
     except BoardzooError as exc:
         raise UnknownAgentError(f"agent alphabeta: eval={where}: {exc}") from None
@@ -262,7 +265,7 @@ def searcher(game: str, depth: int | None = None, seconds: float | None = None,
     times faster), this module's for any other game; ``learned_eval`` scores its leaves
     (games whose compiled search takes one)."""
     # imported here, so that numba loads only in processes that search these games
-    if learned_eval is not None and game not in ("loa", "ultima"):
+    if learned_eval is not None and game not in ("loa", "ultima", "whistling"):
         raise UnknownAgentError(f"agent alphabeta: {game}'s search takes no learned evaluation")
     if game == "loa":
         from .alphabeta_loa import CompiledLoaAlphaBeta
@@ -277,5 +280,6 @@ def searcher(game: str, depth: int | None = None, seconds: float | None = None,
     if game == "whistling":
         from .alphabeta_whistling import CompiledWhistlingAlphaBeta
 
-        return CompiledWhistlingAlphaBeta(depth=depth, seconds=seconds, seed=seed)
+        return CompiledWhistlingAlphaBeta(depth=depth, seconds=seconds, seed=seed,
+                                          learned_eval=learned_eval)
     return AlphaBetaAgent(game, depth=depth, seconds=seconds, seed=seed)

@@ -32,8 +32,11 @@ from numba import typeof
 from numba.types import Tuple, float64, int64, uint64
 
 from boardzoo.envs.core.jit_bits import bits_float, float_bits, lowest_square
+from boardzoo.envs.core.learned_eval import NO_WEIGHTS, LearnedEval
 from boardzoo.envs.whistling import kernel as K
+from boardzoo.envs.whistling.learned_eval import judged_learned
 from boardzoo.envs.whistling.rules import State, Turn
+from boardzoo.envs.whistling.spec import SPEC
 
 from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
@@ -84,6 +87,9 @@ _TABLE = uint64[:, ::1]
 _ARRAYS = (_TABLE, int64[::1], int64[:, ::1], int64[::1], _TABLE, int64[::1],
            uint64[:, :, ::1], _TABLE, _TABLE, typeof(K.leaf_workspace()), _TABLE)
 _RETURNS = (_TABLE, _TABLE, int64[::1])
+# The learned evaluation's weights and hidden-layer scratch (no rows: the hand-made one).
+_EVAL = (float64[:, ::1], float64[::1])
+EVAL_SCALE = SPEC.eval_scale
 
 
 @njit(cache=True)
@@ -154,10 +160,12 @@ def _cached(cache: np.ndarray, key: np.ndarray) -> tuple[int, bool]:
 
 @njit(cache=True)
 def _leaf(boards: np.ndarray, side: int, quiet: int, depth: int, ply: int,
-          stats: np.ndarray, lw: tuple, cache: np.ndarray, key: np.ndarray) -> tuple[bool, float]:
+          stats: np.ndarray, lw: tuple, cache: np.ndarray, key: np.ndarray,
+          weights: np.ndarray, hidden: np.ndarray) -> tuple[bool, float]:
     """Return (True, value) for a finished game, a depth-0 node or a refused evaluation,
-    else (False, 0): the kernel's result, and at depth 0 its evaluation, in one call (an
-    evaluation already in ``cache`` is the position's: only unfinished positions go in)."""
+    else (False, 0): the kernel's result, and at depth 0 its evaluation (the learned one
+    where ``weights`` has rows), in one call (an evaluation already in ``cache`` is the
+    position's: only unfinished positions go in)."""
     x, o = boards[ply, 0], boards[ply, 1]
     row, known = -1, False
     if depth <= 0:
@@ -165,7 +173,11 @@ def _leaf(boards: np.ndarray, side: int, quiet: int, depth: int, ply: int,
         row, known = _cached(cache, key)
         if known:
             return True, bits_float(cache[row, KEY_WORDS + 1])
-    r, value, status = K.judge(x, o, side, quiet, depth <= 0, lw)
+    if depth <= 0 and weights.shape[0]:
+        r, z, status = judged_learned(x, o, side, quiet, lw, weights, hidden)
+        value = EVAL_SCALE * z
+    else:
+        r, value, status = K.judge(x, o, side, quiet, depth <= 0, lw)
     if r == K.DRAW:
         return True, 0.0
     if r != K.ONGOING:
@@ -202,16 +214,18 @@ def _local_order(ids: np.ndarray, n: int, tt_move: int, killers: np.ndarray,
 
 
 @njit(Tuple((float64, *_RETURNS))(*_ARRAYS, float64, int64, int64, int64, float64, float64,
-                                 int64), cache=True)
+                                 int64, *_EVAL), cache=True)
 def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
              turns: np.ndarray, count: np.ndarray, boards: np.ndarray, keys: np.ndarray,
              tkeys: np.ndarray, lw: tuple, cache: np.ndarray, deadline: float, side: int,
-             quiet: int, depth: int, alpha: float, beta: float, ply: int) -> tuple:
+             quiet: int, depth: int, alpha: float, beta: float, ply: int, weights: np.ndarray,
+             hidden: np.ndarray) -> tuple:
     """Return (value of ``boards[ply]`` for ``side`` to move within (alpha, beta), the table,
     the turn table, the history); ``ply`` is the distance from the root."""
     if timed_out(stats, deadline):
         return 0.0, tt, turns, history
-    done, value = _leaf(boards, side, quiet, depth, ply, stats, lw, cache, keys[ply])
+    done, value = _leaf(boards, side, quiet, depth, ply, stats, lw, cache, keys[ply], weights,
+                        hidden)
     if done or stats[ABORTED]:
         return value, tt, turns, history
     key = keys[ply]
@@ -242,7 +256,8 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
                          boards[ply + 1, side], boards[ply + 1, 1 - side])
         child, tt, turns, history = _negamax(tt, stats, killers, history, turns, count,
                                              boards, keys, tkeys, lw, cache, deadline,
-                                             1 - side, q, depth - 1, -beta, -alpha, ply + 1)
+                                             1 - side, q, depth - 1, -beta, -alpha, ply + 1,
+                                             weights, hidden)
         if stats[ABORTED]:
             return 0.0, tt, turns, history
         value = -child
@@ -258,12 +273,13 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
     return best_value, tt, turns, history
 
 
-@njit(Tuple((float64, int64, *_RETURNS))(*_ARRAYS, float64, int64, int64, int64[::1], int64),
-      cache=True)
+@njit(Tuple((float64, int64, *_RETURNS))(*_ARRAYS, float64, int64, int64, int64[::1], int64,
+                                         *_EVAL), cache=True)
 def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
                 turns: np.ndarray, count: np.ndarray, boards: np.ndarray, keys: np.ndarray,
                 tkeys: np.ndarray, lw: tuple, cache: np.ndarray, deadline: float, side: int,
-                quiet: int, root_rows: np.ndarray, depth: int) -> tuple:
+                quiet: int, root_rows: np.ndarray, depth: int, weights: np.ndarray,
+                hidden: np.ndarray) -> tuple:
     """Search the root's turns (``boards[0]``; ``root_rows``: their rows in the kernel's
     list, in the order to search) to ``depth``; return (best value, best row, the table,
     the turn table, the history), like the reference's ``_root``."""
@@ -276,7 +292,8 @@ def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history:
                          boards[1, side], boards[1, 1 - side])
         child, tt, turns, history = _negamax(tt, stats, killers, history, turns, count,
                                              boards, keys, tkeys, lw, cache, deadline,
-                                             1 - side, q, depth - 1, -beta, -alpha, 1)
+                                             1 - side, q, depth - 1, -beta, -alpha, 1,
+                                             weights, hidden)
         if stats[ABORTED]:
             break
         value = -child
@@ -292,10 +309,17 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
     scores)."""
 
     def __init__(self, depth: int | None = None, seconds: float | None = None,
-                 seed: int | None = None, tt_size: int = 200_000) -> None:
+                 seed: int | None = None, tt_size: int = 200_000,
+                 learned_eval: LearnedEval | None = None) -> None:
         # the history is the turn table's (it grows with the numbered turns); no move buffer
         super().__init__("whistling", KEY_WORDS, 2 * PAIRS + INITIAL_TURNS, 0, depth=depth,
                          seconds=seconds, seed=seed, tt_size=tt_size)
+        #: The learned evaluation at the leaves (None: the hand-made one).
+        self.learned_eval = learned_eval
+        self._weights = NO_WEIGHTS if learned_eval is None else learned_eval.weights
+        self._hidden = np.zeros(1) if learned_eval is None else learned_eval.scratch()
+        if learned_eval is not None:  # the Python tree (AlphaBetaAgent) scores leaves alike
+            self.evaluate = self.learned_value
         self._stats = np.zeros(4, dtype=np.int64)
         self._turns = np.zeros((2 * INITIAL_TURNS, TURN_WORDS + 1), dtype=np.uint64)
         self._count = np.zeros(1, dtype=np.int64)
@@ -337,7 +361,8 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
         value, row, self._tt, self._turns, self._scores = search_root(
             self._tt, self._stats, self._killers, self._scores, self._turns, self._count,
             self._boards, self._keys, self._tkeys, self._leaf, self._evals, deadline, side,
-            quiet, np.array([row_of[m] for m in moves], dtype=np.int64), depth)
+            quiet, np.array([row_of[m] for m in moves], dtype=np.int64), depth, self._weights,
+            self._hidden)
         self._finish()
         return float(value), listed[int(row)]
 
@@ -350,6 +375,14 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
         value, self._tt, self._turns, self._scores = _negamax(
             self._tt, self._stats, self._killers, self._scores, self._turns, self._count,
             self._boards, self._keys, self._tkeys, self._leaf, self._evals, INF, side, quiet,
-            self.depth, -2 * WIN, 2 * WIN, 0)
+            self.depth, -2 * WIN, 2 * WIN, 0, self._weights, self._hidden)
         self._finish()
         return float(value)
+
+    def learned_value(self, state: State) -> float:
+        """Return the learned evaluation of an unfinished ``state`` for its side to move, in
+        search units."""
+        _, z, _ = judged_learned(K.words(state.stones[0]), K.words(state.stones[1]),
+                                 state.side, state.quiet, self._leaf, self._weights,
+                                 self._hidden)
+        return EVAL_SCALE * z

@@ -10,6 +10,7 @@ checks. Strength is a benchmark's (bench/learned_eval.py), not a test's.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -21,7 +22,9 @@ from boardzoo.agents.alphabeta import AlphaBetaAgent, shipped_eval
 from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
 from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.cli import main
+from boardzoo.envs.core.game import UnknownGameError
 from boardzoo.envs.core.learned_eval import LearnedEval, LearnedEvalError
+from boardzoo.envs.core.registry import get_spec
 from boardzoo.envs.loa import learned_eval as L
 from boardzoo.envs.loa.evaluation import loa_eval
 from boardzoo.envs.loa.rules import State
@@ -164,8 +167,10 @@ def test_agent_specs_take_the_shipped_file_a_path_or_refuse(tmp_path) -> None:
     assert agent.select_move(state) in state.legal_moves()
     with pytest.raises(UnknownAgentError, match="does not exist"):
         make_agent(f"alphabeta:1,eval={tmp_path / 'missing.npz'}", "loa", 0)
-    with pytest.raises(UnknownAgentError, match="no learned evaluation"):
-        make_agent("alphabeta:1,eval=learned", "whistling", 0)
+    with pytest.raises(UnknownAgentError, match="no learned evaluation is shipped for ultima"):
+        make_agent("alphabeta:1,eval=learned", "ultima", 0)
+    with pytest.raises(UnknownGameError, match="no learned evaluation"):
+        dataclasses.replace(get_spec("loa"), learned_eval_module=None).learned_eval_inputs()
 
 
 def test_fit_eval_writes_a_file_that_plays_and_repeats_with_its_seed(tmp_path, capsys) -> None:
@@ -183,8 +188,7 @@ def test_fit_eval_writes_a_file_that_plays_and_repeats_with_its_seed(tmp_path, c
 
 
 def test_fit_eval_refuses_bad_input(tmp_path, capsys) -> None:
-    for argv, needle in ((["--checkpoint", "whistling"], "no learned evaluation"),
-                         (["--checkpoint", "ultima"], "value is the static evaluation"),
+    for argv, needle in ((["--checkpoint", "ultima"], "value is the static evaluation"),
                          (["--checkpoint", "loa", "--positions", "5"], "--positions"),
                          (["--checkpoint", str(tmp_path / "none.pt")], "not found")):
         assert main(["fit-eval", "--out", str(tmp_path / "x.npz"), *argv]) == 2
@@ -245,5 +249,49 @@ def test_ultima_compiled_evaluation_equals_torch_and_the_search_the_reference() 
     for i, state in enumerate([states[0]] + rng.sample(states, 4)):
         compiled_search = CompiledUltimaAlphaBeta(depth=2, seed=i, learned_eval=learned)
         reference = AlphaBetaAgent("ultima", depth=2, seed=i,
+                                   evaluator=compiled_search.learned_value)
+        assert_same_search(reference, compiled_search, state)
+
+
+# -- Whistling -----------------------------------------------------------------------------
+
+
+def whistling_played(count: int, seed: int) -> list:
+    from boardzoo.envs.whistling.rules import State as WhistlingState
+
+    rng = random.Random(seed)
+    out: list = []
+    while len(out) < count:
+        state = WhistlingState.start()
+        while not state.is_terminal() and len(out) < count and state.ply < 60:
+            out.append(state)
+            state = state.apply(rng.choice(state.legal_moves()))
+    return out
+
+
+def test_whistling_inputs_compiled_evaluation_and_search() -> None:
+    from boardzoo.agents.alphabeta_whistling import EVAL_SCALE, CompiledWhistlingAlphaBeta
+    from boardzoo.envs.whistling import learned_eval as W
+    from boardzoo.envs.whistling.rules import State as WhistlingState
+
+    # by hand: 21 stones a side at the start, no capture either way, no quiet turn yet
+    x = W.inputs([WhistlingState.start()], symmetric=True)
+    assert x.shape == (3, W.SPARSE + W.DENSE)
+    assert (x[:, :331].sum(1) == 21).all() and (x[:, 331:662].sum(1) == 21).all()
+    assert x[:, 662:] == pytest.approx(np.array([[1.05, 1.05, 0.0, 0.0, 0.0]] * 3))
+    # the start stones are fixed by the three turns: the images are the same position
+    assert (x[1] == x[0]).all() and (x[2] == x[0]).all()
+    rng = np.random.default_rng(14)
+    n = W.SPARSE + W.DENSE
+    learned = LearnedEval.pack("whistling", W.SPARSE, W.DENSE, rng.normal(0, 0.3, (n, 16)),
+                               rng.normal(0, 0.3, 16), rng.normal(0, 0.5, 16), 0.2)
+    states = whistling_played(80, seed=15)
+    agent = CompiledWhistlingAlphaBeta(depth=1, learned_eval=learned)
+    compiled = np.array([agent.learned_value(s) / EVAL_SCALE for s in states])
+    assert np.allclose(compiled, torch_z(learned, W.inputs(states)), rtol=0, atol=1e-5)
+    assert compiled.std() > 0.1
+    for i, state in enumerate([states[0], states[-1]]):
+        compiled_search = CompiledWhistlingAlphaBeta(depth=2, seed=i, learned_eval=learned)
+        reference = AlphaBetaAgent("whistling", depth=2, seed=i,
                                    evaluator=compiled_search.learned_value)
         assert_same_search(reference, compiled_search, state)

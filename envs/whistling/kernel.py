@@ -1625,29 +1625,42 @@ def evaluate_in(x: np.ndarray, o: np.ndarray, side: int, quiet: int,
 
 
 @njit(cache=True)
-def judge(x: np.ndarray, o: np.ndarray, side: int, quiet: int, evaluated: bool,
-          lw: tuple) -> tuple[int, float, int]:
-    """Return (:func:`result`, the evaluation when ``evaluated`` and the game goes on, else
-    0.0, status) on the workspace ``lw``: the search's question at every node. The mover's
-    board is laid out once for both (why: at a leaf the scan is most of the work)."""
+def judge_terms(x: np.ndarray, o: np.ndarray, side: int, quiet: int, evaluated: bool,
+                lw: tuple) -> tuple[int, int, int, int, int, int]:
+    """Return (:func:`result`, the mover's stones, the other side's, and when ``evaluated``
+    and the game goes on the evaluation's capture terms, the capture the mover must make now
+    and the one the opponent would have, else 0 and 0; status) on the workspace ``lw``: the
+    search's question at every node. The mover's board is laid out once for both (why: at a
+    leaf the scan is most of the work)."""
     own, enemy = _mover(x, o, side)
     other = O_WINS if side == 0 else X_WINS
     if not _any(own):
-        return other, 0.0, OK
+        return other, 0, 0, 0, 0, OK
     if quiet >= DRAW_QUIET:
-        return DRAW, 0.0, OK
+        return DRAW, 0, 0, 0, 0, OK
     if not _any(enemy):
-        return other, 0.0, OK
+        return other, 0, 0, 0, 0, OK
     sq, own_cells, ecell, ws = lw[0], lw[1], lw[2], lw[9]
     n_own, m = _setup(own, enemy, sq, own_cells, ecell)
     _extremes(ecell, m, ws[0])
     if not _has_turn(sq, own_cells, n_own, ws[0]):
-        return other, 0.0, OK
+        return other, 0, 0, 0, 0, OK
     if not evaluated:
-        return ONGOING, 0.0, OK
+        return ONGOING, n_own, m, 0, 0, OK
     now, s1 = _best_here(own_cells, n_own, enemy, m, lw)
     exposed, s2 = _best_of(enemy, own, np.int64(0), lw)
-    return ONGOING, _value(n_own - m, now, exposed), max(s1, s2)
+    return ONGOING, n_own, m, now, exposed, max(s1, s2)
+
+
+@njit(cache=True)
+def judge(x: np.ndarray, o: np.ndarray, side: int, quiet: int, evaluated: bool,
+          lw: tuple) -> tuple[int, float, int]:
+    """Return (:func:`result`, the evaluation when ``evaluated`` and the game goes on, else
+    0.0, status) on the workspace ``lw`` (:func:`judge_terms`)."""
+    r, n_own, m, now, exposed, status = judge_terms(x, o, side, quiet, evaluated, lw)
+    if r != ONGOING or not evaluated:
+        return r, 0.0, status
+    return r, _value(n_own - m, now, exposed), status
 
 
 # -- the Python API -----------------------------------------------------------------------------

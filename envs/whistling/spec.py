@@ -62,4 +62,5 @@ SPEC = register_game(GameSpec(
     render_text=render_text,
     batched_module=f"{__package__}.batched",
     batched_eval_module=f"{__package__}.batched_eval",
+    learned_eval_module=f"{__package__}.learned_eval",
 ))

@@ -43,8 +43,9 @@ def _hex_maps() -> list[tuple[str, Callable[[int, int], tuple[int, int]]]]:
             for m in (False, True) for k in range(6)]
 
 
-def whistling_symmetries() -> list[Symmetry]:
-    """The hexagon symmetries that fix both sides' start stones (identity first)."""
+def start_fixing_maps() -> list[tuple[str, list[int], Callable[[int, int], tuple[int, int]]]]:
+    """The hexagon symmetries that fix both sides' start stones (identity first), each as
+    (name, cell map: cell -> its image, the map of grid offsets)."""
     start = State.start()
     sets = [set(cells_of(bb)) for bb in start.stones]
     cc, cr = 20, 11  # u11
@@ -54,8 +55,15 @@ def whistling_symmetries() -> list[Symmetry]:
         for c, r in CELLS:
             dc, dr = f(c - cc, r - cr)
             cell_map.append(COORD_INDEX[(cc + dc, cr + dr)])
-        if any({cell_map[x] for x in s} != s for s in sets):
-            continue
+        if all({cell_map[x] for x in s} == s for s in sets):
+            out.append((name, cell_map, f))
+    return out
+
+
+def whistling_symmetries() -> list[Symmetry]:
+    """The hexagon symmetries that fix both sides' start stones (identity first)."""
+    out = []
+    for name, cell_map, f in start_fixing_maps():
         dir_map = [DIRECTIONS.index(f(dc, dr)) for dc, dr in DIRECTIONS]
         grid_src = np.arange(NUM_ROWS * NUM_COLUMNS)
         for i, (c, r) in enumerate(CELLS):
