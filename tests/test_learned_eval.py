@@ -154,6 +154,17 @@ def test_a_file_round_trips_and_bad_files_are_refused(tmp_path) -> None:
     np.savez(tmp_path / "pickled.npz", **{**bad, "weights": np.array([object()], dtype=object)})
     with pytest.raises(LearnedEvalError, match="not a learned-evaluation file"):
         LearnedEval.load(tmp_path / "pickled.npz", "loa", L.SPARSE, L.DENSE)
+    # an entry that unpacks to more than the limit (a compression bomb) is refused unread
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "bomb.npz", "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("weights.npy", "w", force_zip64=True) as f:
+            for _ in range(65):
+                f.write(bytes(1 << 20))
+    with pytest.raises(LearnedEvalError, match="unpacks to more than"):
+        LearnedEval.load(tmp_path / "bomb.npz", "loa", L.SPARSE, L.DENSE)
+    np.save(tmp_path / "single.npy", np.zeros(3))
+    with pytest.raises(LearnedEvalError, match="not an .npz"):
+        LearnedEval.load(tmp_path / "single.npy", "loa", L.SPARSE, L.DENSE)
     (tmp_path / "junk.npz").write_bytes(b"not a zip at all")
     with pytest.raises(LearnedEvalError, match="not a learned-evaluation file"):
         LearnedEval.load(tmp_path / "junk.npz", "loa", L.SPARSE, L.DENSE)

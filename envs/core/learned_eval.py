@@ -34,6 +34,9 @@ from .jit import njit
 FORMAT = "boardzoo-learned-eval-1"
 #: Hidden units a file may have (the search's scratch row is this long at most).
 MAX_HIDDEN = 1024
+#: The most bytes one array of a file may unpack to (a zip entry that claims more, as a
+#: compression bomb would, is refused before it is read).
+MAX_ENTRY_BYTES = 64 << 20
 
 
 class LearnedEvalError(BoardzooError):
@@ -84,7 +87,15 @@ class LearnedEval:
         file is missing, malformed, another game's or not finite."""
         where = f"learned evaluation {str(path)!r}"
         try:
-            with np.load(path, allow_pickle=False) as data:
+            data = np.load(path, allow_pickle=False)
+            if not isinstance(data, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an .npz archive")
+            with data:
+                too_big = [i.filename for i in data.zip.infolist()
+                           if i.file_size > MAX_ENTRY_BYTES]
+                if too_big:
+                    raise ValueError(f"entry {too_big[0][:40]!r} unpacks to more than "
+                                     f"{MAX_ENTRY_BYTES >> 20} MiB")
                 fields = {k: data[k] for k in ("format", "game", "sparse", "dense", "weights")}
                 about = str(data["about"]) if "about" in data else ""
         except FileNotFoundError:
