@@ -18,7 +18,7 @@ import pytest
 import torch
 from alphabeta_helpers import assert_same_search
 
-from boardzoo.agents.alphabeta import AlphaBetaAgent, shipped_eval
+from boardzoo.agents.alphabeta import AlphaBetaAgent, searcher, shipped_eval
 from boardzoo.agents.alphabeta_loa import CompiledLoaAlphaBeta
 from boardzoo.agents.base import UnknownAgentError, make_agent
 from boardzoo.cli import main
@@ -30,22 +30,25 @@ from boardzoo.envs.loa.evaluation import loa_eval
 from boardzoo.envs.loa.rules import State
 
 
-def played(count: int, seed: int) -> list[State]:
-    """Unfinished positions of random games (all of them kept, so openings and endings)."""
+def played(count: int, seed: int, game: str = "loa", max_ply: int = 1000) -> list:
+    """Unfinished positions of random games (all of them kept, so openings and endings;
+    each game to ``max_ply`` at most)."""
     rng = random.Random(seed)
-    out: list[State] = []
+    out: list = []
     while len(out) < count:
-        state = State.start()
-        while not state.is_terminal() and len(out) < count:
+        state = get_spec(game).start()
+        while not state.is_terminal() and len(out) < count and state.ply < max_ply:
             out.append(state)
             state = state.apply(rng.choice(state.legal_moves()))
     return out
 
 
-def random_eval(seed: int, hidden: int = 16) -> LearnedEval:
+def random_eval(seed: int, game: str = "loa", hidden: int = 16) -> LearnedEval:
+    """A learned evaluation of random weights for ``game``."""
+    inputs = get_spec(game).learned_eval_inputs()
     rng = np.random.default_rng(seed)
-    n = L.SPARSE + L.DENSE
-    return LearnedEval.pack("loa", L.SPARSE, L.DENSE, rng.normal(0, 0.3, (n, hidden)),
+    n = inputs.SPARSE + inputs.DENSE
+    return LearnedEval.pack(game, inputs.SPARSE, inputs.DENSE, rng.normal(0, 0.3, (n, hidden)),
                             rng.normal(0, 0.3, hidden), rng.normal(0, 0.5, hidden),
                             float(rng.normal()))
 
@@ -210,29 +213,6 @@ def test_fit_eval_refuses_bad_input(tmp_path, capsys) -> None:
 # -- Ultima --------------------------------------------------------------------------------
 
 
-def ultima_played(count: int, seed: int) -> list:
-    from boardzoo.envs.ultima.rules import State as UltimaState
-
-    rng = random.Random(seed)
-    out: list = []
-    while len(out) < count:
-        state = UltimaState.start()
-        while not state.is_terminal() and len(out) < count and state.ply < 120:
-            out.append(state)
-            state = state.apply(rng.choice(state.legal_moves()))
-    return out
-
-
-def ultima_eval(seed: int, hidden: int = 16) -> LearnedEval:
-    from boardzoo.envs.ultima import learned_eval as U
-
-    rng = np.random.default_rng(seed)
-    n = U.SPARSE + U.DENSE
-    return LearnedEval.pack("ultima", U.SPARSE, U.DENSE, rng.normal(0, 0.3, (n, hidden)),
-                            rng.normal(0, 0.3, hidden), rng.normal(0, 0.5, hidden),
-                            float(rng.normal()))
-
-
 def test_ultima_inputs_of_the_start_position_by_hand() -> None:
     from boardzoo.envs.ultima import learned_eval as U
     from boardzoo.envs.ultima.rules import State as UltimaState
@@ -246,20 +226,20 @@ def test_ultima_inputs_of_the_start_position_by_hand() -> None:
     assert x[64 * 1 + 8:64 * 1 + 16].sum() == 8  # the mover's (White's) pawns on rank 2
 
 
-def test_ultima_compiled_evaluation_equals_torch_and_the_search_the_reference() -> None:
-    from boardzoo.agents.alphabeta_ultima import EVAL_SCALE, CompiledUltimaAlphaBeta
-    from boardzoo.envs.ultima import learned_eval as U
-
-    learned = ultima_eval(11)
-    states = ultima_played(120, seed=12)
-    agent = CompiledUltimaAlphaBeta(depth=1, learned_eval=learned)
-    compiled = np.array([agent.learned_value(s) / EVAL_SCALE for s in states])
-    assert np.allclose(compiled, torch_z(learned, U.inputs(states)), rtol=0, atol=1e-5)
+@pytest.mark.parametrize(("game", "positions", "searched"),
+                         [("ultima", 120, 5), ("whistling", 80, 2)])
+def test_compiled_evaluation_equals_torch_and_the_search_the_reference(
+        game: str, positions: int, searched: int) -> None:
+    inputs = get_spec(game).learned_eval_inputs()
+    learned = random_eval(11, game)
+    states = played(positions, seed=12, game=game, max_ply=120 if game == "ultima" else 60)
+    agent = searcher(game, depth=1, learned_eval=learned)
+    compiled = np.array([agent.learned_value(s) / get_spec(game).eval_scale for s in states])
+    assert np.allclose(compiled, torch_z(learned, inputs.inputs(states)), rtol=0, atol=1e-5)
     assert compiled.std() > 0.1
-    rng = random.Random(13)
-    for i, state in enumerate([states[0]] + rng.sample(states, 4)):
-        compiled_search = CompiledUltimaAlphaBeta(depth=2, seed=i, learned_eval=learned)
-        reference = AlphaBetaAgent("ultima", depth=2, seed=i,
+    for i, state in enumerate(random.Random(13).sample(states, searched - 1) + [states[0]]):
+        compiled_search = searcher(game, depth=2, seed=i, learned_eval=learned)
+        reference = AlphaBetaAgent(game, depth=2, seed=i,
                                    evaluator=compiled_search.learned_value)
         assert_same_search(reference, compiled_search, state)
 
@@ -267,21 +247,7 @@ def test_ultima_compiled_evaluation_equals_torch_and_the_search_the_reference() 
 # -- Whistling -----------------------------------------------------------------------------
 
 
-def whistling_played(count: int, seed: int) -> list:
-    from boardzoo.envs.whistling.rules import State as WhistlingState
-
-    rng = random.Random(seed)
-    out: list = []
-    while len(out) < count:
-        state = WhistlingState.start()
-        while not state.is_terminal() and len(out) < count and state.ply < 60:
-            out.append(state)
-            state = state.apply(rng.choice(state.legal_moves()))
-    return out
-
-
-def test_whistling_inputs_compiled_evaluation_and_search() -> None:
-    from boardzoo.agents.alphabeta_whistling import EVAL_SCALE, CompiledWhistlingAlphaBeta
+def test_whistling_inputs_of_the_start_position_by_hand() -> None:
     from boardzoo.envs.whistling import learned_eval as W
     from boardzoo.envs.whistling.rules import State as WhistlingState
 
@@ -292,17 +258,3 @@ def test_whistling_inputs_compiled_evaluation_and_search() -> None:
     assert x[:, 662:] == pytest.approx(np.array([[1.05, 1.05, 0.0, 0.0, 0.0]] * 3))
     # the start stones are fixed by the three turns: the images are the same position
     assert (x[1] == x[0]).all() and (x[2] == x[0]).all()
-    rng = np.random.default_rng(14)
-    n = W.SPARSE + W.DENSE
-    learned = LearnedEval.pack("whistling", W.SPARSE, W.DENSE, rng.normal(0, 0.3, (n, 16)),
-                               rng.normal(0, 0.3, 16), rng.normal(0, 0.5, 16), 0.2)
-    states = whistling_played(80, seed=15)
-    agent = CompiledWhistlingAlphaBeta(depth=1, learned_eval=learned)
-    compiled = np.array([agent.learned_value(s) / EVAL_SCALE for s in states])
-    assert np.allclose(compiled, torch_z(learned, W.inputs(states)), rtol=0, atol=1e-5)
-    assert compiled.std() > 0.1
-    for i, state in enumerate([states[0], states[-1]]):
-        compiled_search = CompiledWhistlingAlphaBeta(depth=2, seed=i, learned_eval=learned)
-        reference = AlphaBetaAgent("whistling", depth=2, seed=i,
-                                   evaluator=compiled_search.learned_value)
-        assert_same_search(reference, compiled_search, state)

@@ -1169,14 +1169,24 @@ def judged_evaluation(b: np.ndarray, side: int, halfmove: int, ply: int, occurre
     The mover's pseudo-legal moves are generated once, for its side of the evaluation and
     for the judge, which needs only whether one of them is legal (:func:`_has_legal` stops
     at the first), not all of them (:func:`legal_moves` tests every one)."""
+    result, frozen, m1, n1, threat = judged_side(b, side, halfmove, ply, occurrences, moves,
+                                                 caps)
+    if result != ONGOING:
+        return result, 0.0
+    return result, _against(b, COLOUR[side], frozen, m1, n1, threat, moves, caps)
+
+
+@njit(cache=True)
+def judged_side(b: np.ndarray, side: int, halfmove: int, ply: int, occurrences: int,
+                moves: np.ndarray, caps: np.ndarray) -> tuple[int, int, float, int, float]:
+    """Return (:func:`judge`'s result, the frozen pieces' mask, and the mover's material,
+    pseudo-legal move count and best capture): the first half of a leaf's evaluation, with
+    its judgement (:func:`judged_evaluation`)."""
     me = COLOUR[side]
     frozen = frozen_pieces(b, me) | frozen_pieces(b, me ^ 8)
     m1, n1, threat = _side(b, me, frozen, moves, caps)
     n_legal = np.int64(1) if _has_legal(b, me, moves, caps, n1) else np.int64(0)
-    result = judge(b, side, halfmove, ply, occurrences, n_legal)
-    if result != ONGOING:
-        return result, 0.0
-    return result, _against(b, me, frozen, m1, n1, threat, moves, caps)
+    return judge(b, side, halfmove, ply, occurrences, n_legal), frozen, m1, n1, threat
 
 
 @njit(cache=True)

@@ -18,16 +18,7 @@ import numpy as np
 
 from ..core.jit import njit
 from ..core.learned_eval import add_input, add_one, output, start_hidden
-from .kernel import (
-    COLOUR,
-    MAX_MOVES,
-    ONGOING,
-    _has_legal,
-    _side,
-    frozen_pieces,
-    judge,
-    owned,
-)
+from .kernel import COLOUR, MAX_MOVES, ONGOING, _side, frozen_pieces, judged_side, owned
 from .rules import State
 
 SPARSE = 2 * 7 * 64
@@ -78,13 +69,11 @@ def judged_learned(b: np.ndarray, side: int, halfmove: int, ply: int, occurrence
                    hidden: np.ndarray) -> tuple[int, float]:
     """Return (the kernel's ``judge`` result, the learned ``z`` for the side to move, or 0.0
     once the game is over): ``kernel.judged_evaluation`` with the learned evaluation."""
-    me = COLOUR[side]
-    frozen = frozen_pieces(b, me) | frozen_pieces(b, me ^ 8)
-    m1, n1, threat = _side(b, me, frozen, moves, caps)
-    n_legal = np.int64(1) if _has_legal(b, me, moves, caps, n1) else np.int64(0)
-    result = judge(b, side, halfmove, ply, occurrences, n_legal)
+    result, frozen, m1, n1, threat = judged_side(b, side, halfmove, ply, occurrences, moves,
+                                                 caps)
     if result != ONGOING:
         return result, 0.0
+    me = COLOUR[side]
     m2, n2, _ = _side(b, me ^ 8, frozen, moves, caps)
     dense = np.empty(DENSE)
     _dense(me, frozen, b, m1, n1, threat, m2, n2, dense)
