@@ -201,6 +201,14 @@ def test_fit_eval_writes_a_file_that_plays_and_repeats_with_its_seed(tmp_path, c
     assert agent.select_move(State.start()) in State.start().legal_moves()
 
 
+def test_a_fit_smaller_than_a_batch_finishes(tmp_path) -> None:
+    # 100 positions in 8 images leave 760 rows to train on, fewer than a batch of 1024
+    out = tmp_path / "small.npz"
+    assert main(["fit-eval", "--checkpoint", "loa", "--out", str(out), "--positions", "100",
+                 "--epochs", "1", "--hidden", "4", "--threads", "1"]) == 0
+    assert LearnedEval.load(out, "loa", L.SPARSE, L.DENSE).hidden == 4
+
+
 def test_fit_eval_refuses_bad_input(tmp_path, capsys) -> None:
     for argv, needle in ((["--checkpoint", "ultima"], "value is the static evaluation"),
                          (["--checkpoint", "loa", "--positions", "5"], "--positions"),

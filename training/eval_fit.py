@@ -118,6 +118,7 @@ def fit(inputs: np.ndarray, targets: np.ndarray, images: int, hidden: int, epoch
     x_held, y_held = torch.from_numpy(inputs[~rows]), torch.from_numpy(y[~rows])
     model = torch.nn.Sequential(torch.nn.Linear(inputs.shape[1], hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, 1))
+    batch = min(batch, len(y_train))  # a small fit still takes whole batches
     steps = max(1, epochs * (len(y_train) // batch))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     schedule = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
