@@ -222,8 +222,7 @@ AGENT_KIND = AgentKind("alphabeta", (
     Option("t", seconds(), "seconds per move: the search deepens until the time is up"),
     Option("eval", Parser(unquote, "hand, learned or a file's path", "hand|learned|FILE"),
            "the leaves' evaluation: hand (the default), learned (the one shipped, "
-           "fitted to the shipped network; LOA) or the path of a boardzoo fit-eval file "
-           "(LOA, Ultima)",
+           "fitted to the shipped network; LOA) or the path of a boardzoo fit-eval file",
            default="hand"),
 ), value=DEPTH)
 
