@@ -25,9 +25,12 @@ import time
 
 import numpy as np
 from numba import objmode
+from numba.types import float64
 
+from ..envs.core.game import GameState
 from ..envs.core.jit import njit
 from ..envs.core.jit_bits import bits_float, float_bits
+from ..envs.core.learned_eval import NO_WEIGHTS, LearnedEval
 from .alphabeta import EXACT, LOWER, MAX_DEPTH, UPPER, WIN, AlphaBetaAgent, _Timeout
 
 #: Nodes between two reads of the clock under a time limit.
@@ -38,6 +41,9 @@ INITIAL_TT_SLOTS = 1 << 12
 NODES, TT_COUNT, ABORTED = 0, 1, 2
 NO_MOVE = -1
 INF = float("inf")
+#: The compiled searches' last two argument types: the learned evaluation's weights and its
+#: hidden-layer scratch (weights without rows: the hand-made evaluation).
+EVAL_ARGS = (float64[:, ::1], float64[::1])
 
 # A table row: the key's words, then meta and the value's bits. meta: bit 0 occupied, bits
 # 2-3 the flag (EXACT, LOWER, UPPER), bits 4-39 move + 1 (0: none; Whistling's move numbers
@@ -235,8 +241,15 @@ class CompiledAlphaBeta(AlphaBetaAgent):
 
     def __init__(self, game: str, key_words: int, actions: int, max_moves: int,
                  depth: int | None = None, seconds: float | None = None,
-                 seed: int | None = None, tt_size: int = 200_000) -> None:
+                 seed: int | None = None, tt_size: int = 200_000,
+                 learned_eval: LearnedEval | None = None) -> None:
         super().__init__(game, depth=depth, seconds=seconds, seed=seed, tt_size=tt_size)
+        #: The learned evaluation at the leaves (None: the hand-made one).
+        self.learned_eval = learned_eval
+        self._weights = NO_WEIGHTS if learned_eval is None else learned_eval.weights
+        self._hidden = np.zeros(1) if learned_eval is None else learned_eval.scratch()
+        if learned_eval is not None:  # the Python tree (AlphaBetaAgent) scores leaves alike
+            self.evaluate = self.learned_value
         #: Plies a search may reach (the deepest iteration, the root and one spare).
         self.plies = max(self.depth, MAX_DEPTH) + 2
         self._tt = np.zeros((INITIAL_TT_SLOTS, key_words + 2), dtype=np.uint64)
@@ -244,6 +257,11 @@ class CompiledAlphaBeta(AlphaBetaAgent):
         self._scores = np.zeros(actions, dtype=np.int64)  # the history heuristic
         self._killers = np.full((self.plies, 2), NO_MOVE, dtype=np.int64)
         self._moves = np.empty((self.plies, max_moves), dtype=np.int64)
+
+    def learned_value(self, state: GameState) -> float:
+        """Return the learned evaluation of an unfinished ``state`` for its side to move, in
+        search units (each game's search computes it on its kernel)."""
+        raise NotImplementedError
 
     def reset(self) -> None:
         super().reset()

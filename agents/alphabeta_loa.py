@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba.types import Tuple, float64, int64, uint64
 
-from boardzoo.envs.core.learned_eval import NO_WEIGHTS, LearnedEval
+from boardzoo.envs.core.learned_eval import LearnedEval
 from boardzoo.envs.loa import kernel as K
 from boardzoo.envs.loa.learned_eval import evaluate as learned
 from boardzoo.envs.loa.rules import State
@@ -36,6 +36,7 @@ from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
 from .alphabeta_compiled import (
     ABORTED,
+    EVAL_ARGS,
     INF,
     NO_MOVE,
     CompiledAlphaBeta,
@@ -55,8 +56,6 @@ from .alphabeta_compiled import (
 _TABLE = uint64[:, ::1]
 _ARRAYS = (_TABLE, int64[::1], int64[:, ::1], int64[::1], uint64[:, ::1], int64[:, ::1])
 EVAL_SCALE = SPEC.eval_scale
-# The learned evaluation's weights and hidden-layer scratch (no rows: the hand-made one).
-_EVAL = (float64[:, ::1], float64[::1])
 
 
 @njit(cache=True)
@@ -93,7 +92,7 @@ def _leaf_value(black: np.uint64, white: np.uint64, side: int, gply: int, depth:
 
 
 @njit(Tuple((float64, _TABLE))(*_ARRAYS, float64, uint64, uint64, int64, int64, int64, float64,
-                               float64, int64, int64, int64, *_EVAL), cache=True)
+                               float64, int64, int64, int64, *EVAL_ARGS), cache=True)
 def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
              path: np.ndarray, moves: np.ndarray, deadline: float, black: np.uint64,
              white: np.uint64, side: int, gply: int, depth: int, alpha: float, beta: float,
@@ -143,7 +142,7 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
 
 
 @njit(Tuple((float64, int64, _TABLE))(*_ARRAYS, float64, uint64, uint64, int64, int64, int64,
-                                      int64[::1], int64, *_EVAL), cache=True)
+                                      int64[::1], int64, *EVAL_ARGS), cache=True)
 def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
                 path: np.ndarray, moves: np.ndarray, deadline: float, black: np.uint64,
                 white: np.uint64, side: int, gply: int, length: int, root_moves: np.ndarray,
@@ -178,13 +177,7 @@ class CompiledLoaAlphaBeta(CompiledAlphaBeta):
                  learned_eval: LearnedEval | None = None) -> None:
         # key: black, white, side (State.key())
         super().__init__("loa", 3, K.PASS + 1, K.MAX_MOVES, depth=depth, seconds=seconds,
-                         seed=seed, tt_size=tt_size)
-        #: The learned evaluation at the leaves (None: the hand-made one).
-        self.learned_eval = learned_eval
-        self._weights = NO_WEIGHTS if learned_eval is None else learned_eval.weights
-        self._hidden = np.zeros(1) if learned_eval is None else learned_eval.scratch()
-        if learned_eval is not None:  # the Python tree (AlphaBetaAgent) scores leaves alike
-            self.evaluate = self.learned_value
+                         seed=seed, tt_size=tt_size, learned_eval=learned_eval)
 
     def learned_value(self, state: State) -> float:
         """Return the learned evaluation of ``state`` for its side to move, in search units."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba.types import Tuple, float64, int64, uint8, uint64
 
-from boardzoo.envs.core.learned_eval import NO_WEIGHTS, LearnedEval
+from boardzoo.envs.core.learned_eval import LearnedEval
 from boardzoo.envs.ultima import kernel as K
 from boardzoo.envs.ultima.learned_eval import judged_learned
 from boardzoo.envs.ultima.rules import State
@@ -37,6 +37,7 @@ from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
 from .alphabeta_compiled import (
     ABORTED,
+    EVAL_ARGS,
     INF,
     NO_MOVE,
     CompiledAlphaBeta,
@@ -63,8 +64,6 @@ _U4, _U15 = np.uint64(4), np.uint64(15)
 _TABLE = uint64[:, ::1]
 _ARRAYS = (_TABLE, int64[::1], int64[:, ::1], int64[::1], uint64[:, ::1], int64[:, ::1],
            int64[:, ::1], int64[:, ::1], uint8[:, ::1])
-# The learned evaluation's weights and hidden-layer scratch (no rows: the hand-made one).
-_EVAL = (float64[:, ::1], float64[::1])
 EVAL_SCALE = SPEC.eval_scale
 
 
@@ -125,7 +124,7 @@ def _leaf_value(b: np.ndarray, side: int, halfmove: int, gply: int, depth: int, 
 
 
 @njit(Tuple((float64, _TABLE))(*_ARRAYS, float64, int64, int64, int64, int64, float64,
-                               float64, int64, int64, int64, *_EVAL), cache=True)
+                               float64, int64, int64, int64, *EVAL_ARGS), cache=True)
 def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
              path: np.ndarray, moves: np.ndarray, caps: np.ndarray, capmap: np.ndarray,
              boards: np.ndarray, deadline: float, side: int, halfmove: int, gply: int,
@@ -179,7 +178,7 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
 
 
 @njit(Tuple((float64, int64, _TABLE))(*_ARRAYS, float64, int64, int64, int64, int64,
-                                      int64[::1], int64, *_EVAL), cache=True)
+                                      int64[::1], int64, *EVAL_ARGS), cache=True)
 def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
                 path: np.ndarray, moves: np.ndarray, caps: np.ndarray, capmap: np.ndarray,
                 boards: np.ndarray, deadline: float, side: int, halfmove: int, gply: int,
@@ -231,13 +230,8 @@ class CompiledUltimaAlphaBeta(CompiledAlphaBeta):
                  seed: int | None = None, tt_size: int = 200_000,
                  learned_eval: LearnedEval | None = None) -> None:
         super().__init__("ultima", KEY_WORDS, ACTIONS, K.MAX_MOVES, depth=depth,
-                         seconds=seconds, seed=seed, tt_size=tt_size)
-        #: The learned evaluation at the leaves (None: the hand-made one).
-        self.learned_eval = learned_eval
-        self._weights = NO_WEIGHTS if learned_eval is None else learned_eval.weights
-        self._hidden = np.zeros(1) if learned_eval is None else learned_eval.scratch()
-        if learned_eval is not None:  # the Python tree (AlphaBetaAgent) scores leaves alike
-            self.evaluate = self.learned_value
+                         seconds=seconds, seed=seed, tt_size=tt_size,
+                         learned_eval=learned_eval)
         self._caps = np.empty_like(self._moves)
         self._capmap = np.empty((self.plies, ACTIONS), dtype=np.int64)  # written before read
         self._boards = np.empty((self.plies + 1, 64), dtype=np.uint8)

@@ -32,7 +32,7 @@ from numba import typeof
 from numba.types import Tuple, float64, int64, uint64
 
 from boardzoo.envs.core.jit_bits import bits_float, float_bits, lowest_square
-from boardzoo.envs.core.learned_eval import NO_WEIGHTS, LearnedEval
+from boardzoo.envs.core.learned_eval import LearnedEval
 from boardzoo.envs.whistling import kernel as K
 from boardzoo.envs.whistling.learned_eval import judged_learned
 from boardzoo.envs.whistling.rules import State, Turn
@@ -42,6 +42,7 @@ from ..envs.core.jit import njit
 from .alphabeta import EXACT, LOWER, UPPER, WIN
 from .alphabeta_compiled import (
     ABORTED,
+    EVAL_ARGS,
     INF,
     NO_MOVE,
     CompiledAlphaBeta,
@@ -87,8 +88,6 @@ _TABLE = uint64[:, ::1]
 _ARRAYS = (_TABLE, int64[::1], int64[:, ::1], int64[::1], _TABLE, int64[::1],
            uint64[:, :, ::1], _TABLE, _TABLE, typeof(K.leaf_workspace()), _TABLE)
 _RETURNS = (_TABLE, _TABLE, int64[::1])
-# The learned evaluation's weights and hidden-layer scratch (no rows: the hand-made one).
-_EVAL = (float64[:, ::1], float64[::1])
 EVAL_SCALE = SPEC.eval_scale
 
 
@@ -214,7 +213,7 @@ def _local_order(ids: np.ndarray, n: int, tt_move: int, killers: np.ndarray,
 
 
 @njit(Tuple((float64, *_RETURNS))(*_ARRAYS, float64, int64, int64, int64, float64, float64,
-                                 int64, *_EVAL), cache=True)
+                                 int64, *EVAL_ARGS), cache=True)
 def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
              turns: np.ndarray, count: np.ndarray, boards: np.ndarray, keys: np.ndarray,
              tkeys: np.ndarray, lw: tuple, cache: np.ndarray, deadline: float, side: int,
@@ -274,7 +273,7 @@ def _negamax(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np
 
 
 @njit(Tuple((float64, int64, *_RETURNS))(*_ARRAYS, float64, int64, int64, int64[::1], int64,
-                                         *_EVAL), cache=True)
+                                         *EVAL_ARGS), cache=True)
 def search_root(tt: np.ndarray, stats: np.ndarray, killers: np.ndarray, history: np.ndarray,
                 turns: np.ndarray, count: np.ndarray, boards: np.ndarray, keys: np.ndarray,
                 tkeys: np.ndarray, lw: tuple, cache: np.ndarray, deadline: float, side: int,
@@ -313,13 +312,8 @@ class CompiledWhistlingAlphaBeta(CompiledAlphaBeta):
                  learned_eval: LearnedEval | None = None) -> None:
         # the history is the turn table's (it grows with the numbered turns); no move buffer
         super().__init__("whistling", KEY_WORDS, 2 * PAIRS + INITIAL_TURNS, 0, depth=depth,
-                         seconds=seconds, seed=seed, tt_size=tt_size)
-        #: The learned evaluation at the leaves (None: the hand-made one).
-        self.learned_eval = learned_eval
-        self._weights = NO_WEIGHTS if learned_eval is None else learned_eval.weights
-        self._hidden = np.zeros(1) if learned_eval is None else learned_eval.scratch()
-        if learned_eval is not None:  # the Python tree (AlphaBetaAgent) scores leaves alike
-            self.evaluate = self.learned_value
+                         seconds=seconds, seed=seed, tt_size=tt_size,
+                         learned_eval=learned_eval)
         self._stats = np.zeros(4, dtype=np.int64)
         self._turns = np.zeros((2 * INITIAL_TURNS, TURN_WORDS + 1), dtype=np.uint64)
         self._count = np.zeros(1, dtype=np.int64)

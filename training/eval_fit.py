@@ -68,6 +68,9 @@ def positions(game: str, count: int, seed: int, random_moves: float) -> tuple[li
     out: list[Any] = []
     games = 0
     start = get_spec(game).start()
+    # LOA's rules can leave the repetition history out: the fit's positions need none, and a
+    # long history makes each position cost memory in proportion to its ply
+    bare = "track_history" in inspect.signature(start.apply).parameters
     while len(out) < count:
         state, games = start, games + 1
         opening = int(rng.integers(2, 10))
@@ -80,17 +83,8 @@ def positions(game: str, count: int, seed: int, random_moves: float) -> tuple[li
                 move = legal[int(rng.integers(len(legal)))]
             else:
                 move = guide.select_move(state)
-            state = advance(state, move)
+            state = state.apply(move, track_history=False) if bare else state.apply(move)
     return out[:count], games
-
-
-def advance(state: Any, move: Any) -> Any:
-    """Return the position after ``move``, without a repetition history where the rules can
-    leave it out (LOA's ``track_history``): the fit's positions need none, and a long
-    history makes each position cost memory in proportion to its ply."""
-    if "track_history" in inspect.signature(state.apply).parameters:
-        return state.apply(move, track_history=False)
-    return state.apply(move)
 
 
 def network_values(net: torch.nn.Module, game: str, states: list[Any],

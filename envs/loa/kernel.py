@@ -330,10 +330,9 @@ def _round_half_even(total: int, n: int) -> int:
     return q
 
 
-@njit("float64(uint64)", cache=True)
-def excess_spread(pieces: np.uint64) -> float:
-    """Return the pieces' spread beyond the packed minimum, per piece (two or more pieces)."""
-    n = popcount(pieces)
+@njit("float64(uint64, int64)", cache=True)
+def excess_spread(pieces: np.uint64, n: int) -> float:
+    """Return the spread beyond the packed minimum, per piece, of ``n`` >= 2 pieces."""
     sum_r = 0
     sum_f = 0
     rest = pieces
@@ -359,9 +358,10 @@ def excess_spread(pieces: np.uint64) -> float:
 @njit("float64(uint64)", cache=True)
 def side_score(pieces: np.uint64) -> float:
     """Return how close one side's pieces are to connecting (higher is better, 0 is best)."""
-    if popcount(pieces) <= 1:
+    n = popcount(pieces)
+    if n <= 1:
         return 0.0
-    return -W_GROUPS * (groups(pieces) - 1) - W_SPREAD * excess_spread(pieces)
+    return -W_GROUPS * (groups(pieces) - 1) - W_SPREAD * excess_spread(pieces, n)
 
 
 @njit("float64(uint64, uint64, int64)", cache=True)

@@ -14,9 +14,9 @@ import numpy as np
 from ..core.jit import njit
 from ..core.jit_bits import lowest_square, popcount
 from ..core.learned_eval import add_input, add_one, output, start_hidden
-from ..core.symmetry import SQUARE_MAPS, square_map
 from .kernel import BLACK, ONE, excess_spread, groups
 from .rules import State
+from .symmetry import loa_symmetries
 
 SPARSE = 128
 DENSE = 6
@@ -28,7 +28,7 @@ def side_terms(pieces: np.uint64) -> tuple[float, float, float]:
     n = popcount(pieces)
     if n <= 1:
         return 0.0, 0.0, n / 12.0
-    return float(groups(pieces) - 1), excess_spread(pieces), n / 12.0
+    return float(groups(pieces) - 1), excess_spread(pieces, n), n / 12.0
 
 
 @njit(cache=True)
@@ -74,18 +74,6 @@ def _fill(own: np.ndarray, other: np.ndarray, squares: np.ndarray, out: np.ndarr
         out[i, SPARSE + 3], out[i, SPARSE + 4], out[i, SPARSE + 5] = side_terms(b)
 
 
-def square_sources() -> list[np.ndarray]:
-    """Return, for each of the 8 symmetries of the square, the square each square's input is
-    read from (identity first); the rules and the terms are the same under all 8."""
-    out = []
-    for name in SQUARE_MAPS:
-        src = np.empty(64, dtype=np.int64)
-        for s in range(64):
-            src[square_map(name, s)] = s
-        out.append(src)
-    return out
-
-
 def inputs(states: list[State], symmetric: bool = False) -> np.ndarray:
     """Return the inputs of ``states`` as float32 rows (SPARSE + DENSE columns); with
     ``symmetric``, each state's 8 symmetric images, image by image (8 * len(states) rows)."""
@@ -94,7 +82,8 @@ def inputs(states: list[State], symmetric: bool = False) -> np.ndarray:
     white = np.array([s.bb[1] for s in states], dtype=np.uint64)
     own = np.where(sides == BLACK, black, white)
     other = np.where(sides == BLACK, white, black)
-    maps = square_sources() if symmetric else square_sources()[:1]
+    # a symmetry's cell_src[k]: the square whose piece lands on k (squares are cells)
+    maps = [sym.cell_src for sym in loa_symmetries()][:8 if symmetric else 1]
     out = np.zeros((len(maps) * len(states), SPARSE + DENSE), dtype=np.float32)
     for k, squares in enumerate(maps):
         _fill(own, other, squares, out[k * len(states):(k + 1) * len(states)])

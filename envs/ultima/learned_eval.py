@@ -17,21 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.jit import njit
+from ..core.jit_bits import popcount
 from ..core.learned_eval import add_input, add_one, output, start_hidden
 from .kernel import COLOUR, MAX_MOVES, ONGOING, _side, frozen_pieces, judged_side, owned
 from .rules import State
 
 SPARSE = 2 * 7 * 64
 DENSE = 7
-
-
-@njit(cache=True)
-def _popcount(x: int) -> int:
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
 
 
 @njit(cache=True)
@@ -45,7 +37,7 @@ def _dense(me: int, frozen: int, b: np.ndarray, m1: float, n1: int, threat: floa
     out[0], out[1] = m1 / 10.0, m2 / 10.0
     out[2], out[3] = n1 / 50.0, n2 / 50.0
     out[4] = threat
-    out[5], out[6] = _popcount(frozen & own) / 4.0, _popcount(frozen & ~own) / 4.0
+    out[5], out[6] = popcount(frozen & own) / 4.0, popcount(frozen & ~own) / 4.0
 
 
 @njit(cache=True)

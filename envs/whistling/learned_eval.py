@@ -20,6 +20,7 @@ import numpy as np
 from ..core.jit import njit
 from ..core.jit_bits import lowest_square
 from ..core.learned_eval import add_input, add_one, output, start_hidden
+from .hexgrid import cells_of
 from .kernel import DRAW_QUIET, NC, ONGOING, WORDS, _mover, judge_terms, leaf_workspace, words
 from .rules import State
 from .symmetry import start_fixing_maps
@@ -75,18 +76,11 @@ def inputs(states: list[State], symmetric: bool = False) -> np.ndarray:
         x, o = words(s.stones[0]), words(s.stones[1])
         _, n_own, n_enemy, now, exposed, _ = judge_terms(x, o, s.side, s.quiet, True, lw)
         _dense(n_own, n_enemy, now, exposed, s.quiet, dense)
-        own_cells = _cells(s.stones[s.side])
-        enemy_cells = _cells(s.stones[1 - s.side])
+        own_cells = np.array(cells_of(s.stones[s.side]), dtype=np.int64)
+        enemy_cells = np.array(cells_of(s.stones[1 - s.side]), dtype=np.int64)
         for k, image in enumerate(maps):
             row = out[k * len(states) + i]
             row[image[own_cells]] = 1.0
             row[NC + image[enemy_cells]] = 1.0
             row[SPARSE:] = dense
     return out
-
-
-def _cells(mask: int) -> np.ndarray:
-    """Return the cells of a Python-int cell bitmask."""
-    bits = np.unpackbits(np.frombuffer(mask.to_bytes(8 * WORDS, "little"), np.uint8),
-                         bitorder="little")
-    return np.flatnonzero(bits[:NC])
