@@ -209,6 +209,34 @@ def test_a_fit_smaller_than_a_batch_finishes(tmp_path) -> None:
     assert LearnedEval.load(out, "loa", L.SPARSE, L.DENSE).hidden == 4
 
 
+@pytest.mark.parametrize(("config", "needle"), [("loa", "almost a constant"),
+                                             ("whistling", "is the hand-made evaluation")])
+def test_fit_eval_warns_of_a_network_it_cannot_learn_from(tmp_path, capsys, config: str,
+                                                          needle: str) -> None:
+    # a fresh network's value is a constant (LOA: a learnt value starts at 0) or exactly the
+    # hand-made evaluation (Whistling's model.value: prior starts with no learnt part)
+    from boardzoo.envs.core.registry import action_game
+    from boardzoo.training.config import load_config
+    from boardzoo.training.configfiles import resolve_config
+    from boardzoo.training.distill import save_model
+    from boardzoo.training.network import build_net
+
+    cfg = load_config(resolve_config(config)[0], ["model.channels=8", "model.blocks=1"])
+    torch.manual_seed(0)
+    path = tmp_path / "fresh.pt"
+    save_model(cfg, build_net(cfg, action_game(cfg.game)), path, "a fresh network")
+    assert main(["fit-eval", "--checkpoint", str(path), "--out", str(tmp_path / "e.npz"),
+                 "--positions", "200", "--epochs", "1", "--hidden", "4", "--threads", "1"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and needle in notes[0]
+
+
+def test_fit_eval_does_not_warn_of_a_trained_network(tmp_path, capsys) -> None:
+    assert main(["fit-eval", "--checkpoint", "loa", "--out", str(tmp_path / "e.npz"),
+                 "--positions", "200", "--epochs", "1", "--hidden", "4", "--threads", "1"]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
 def test_fit_eval_refuses_bad_input(tmp_path, capsys) -> None:
     for argv, needle in ((["--checkpoint", "ultima"], "value is the static evaluation"),
                          (["--checkpoint", "loa", "--positions", "5"], "--positions"),

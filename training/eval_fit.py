@@ -48,6 +48,10 @@ MAX_PLIES = 300
 HELD_OUT = 0.05
 
 
+#: below this mean squared error a network's value is a constant or the hand-made evaluation
+DEGENERATE_MSE = 1e-4
+
+
 @dataclass
 class FitReport:
     """What a fit measured: held-out mean squared errors of the value, and its costs."""
@@ -58,6 +62,20 @@ class FitReport:
     mean_mse: float
     hand_mse: float
     seconds: dict[str, float]
+
+    def notes(self) -> list[str]:
+        """Warnings for a network whose value a learned evaluation cannot improve on: a constant
+        (a fresh network without a value prior) or the hand-made evaluation itself (a fresh one
+        with ``model.value: prior``)."""
+        if self.mean_mse < DEGENERATE_MSE:
+            return [f"the network's value barely varies over these positions (variance "
+                    f"{self.mean_mse:.6f}): the fitted evaluation is almost a constant and a "
+                    "search with it plays nearly blind (is the network untrained?)"]
+        if self.hand_mse < DEGENERATE_MSE:
+            return [f"the network's value is the hand-made evaluation (held-out MSE "
+                    f"{self.hand_mse:.6f} against it): the fit copies it and only makes the "
+                    "search slower (is the network untrained, with model.value: prior?)"]
+        return []
 
 
 def positions(game: str, count: int, seed: int, random_moves: float) -> tuple[list[Any], int]:
@@ -192,6 +210,8 @@ def cmd_fit_eval(args: argparse.Namespace) -> int:
     learned, report = fit_eval(args.checkpoint, args.positions, args.hidden, args.epochs,
                                args.seed, args.random_moves)
     learned.save(args.out)
+    for note in report.notes():
+        print(f"note: {note}", flush=True)
     s = report.seconds
     print(f"{report.positions} positions from {report.games} games in {s['positions']:.0f} s, "
           f"network values in {s['network']:.0f} s, fit in {s['fit']:.0f} s; held-out MSE "
