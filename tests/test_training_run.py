@@ -156,6 +156,23 @@ def test_kill_and_resume_from_the_command_line(tmp_path):
     assert f"iterations: {target}\n" in (out / "config.yaml").read_text()  # follows --set
 
 
+def test_resume_with_config_notes_the_settings_it_drops(tmp_path, capsys):
+    # a run started with --set options; --resume --config FILE reads FILE alone, so it says
+    # which of the run's settings it changes beyond its own --set (none for --resume --out)
+    out = str(tmp_path / "run")
+    common = ["--quiet", "--set", "eval.every=0"]
+    assert main(["train", "--config", TINY, "--out", out, *common, "--set", "iterations=1",
+                 "--set", "train.lr=0.0005"]) == 0
+    capsys.readouterr()
+    assert main(["train", "--resume", "--out", out, *common, "--set", "iterations=2"]) == 0
+    assert "note:" not in capsys.readouterr().out
+    assert main(["train", "--resume", "--config", TINY, "--out", out, *common,
+                 "--set", "iterations=3"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "train.lr 0.0005 -> " in notes[0]
+    assert "iterations" not in notes[0] and f"--resume --out {out} alone" in notes[0]
+
+
 # -- user errors: one line, exit 2 ---------------------------------------------------------------
 def run_cli(capsys, *argv):
     code = main(list(argv))

@@ -68,6 +68,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     trainer = Trainer(cfg, out, resume=args.resume, progress=not args.quiet, echo=not args.quiet,
                       config_source=source + "".join(f" --set {o}" for o in overrides),
                       init_from=args.init_from)
+    set_keys = {o.split("=", 1)[0].strip() for o in overrides}
+    unasked = ([c for c in trainer.resume_changes if c.split(" ", 1)[0] not in set_keys]
+               if args.resume and args.config is not None else [])
+    if unasked:  # e.g. the --set options the run was started with, which FILE lacks
+        print(f"note: --config {args.config} changes the run's settings beyond this command's "
+              f"--set ({', '.join(unasked)}); to keep the run's own, resume with --resume "
+              f"--out {out} alone (and --set for a change)", flush=True)
     print(f"training {cfg.game} into {out}/ ({cfg.iterations} iterations"
           + (f", at most {cfg.time_limit_minutes:g} min" if cfg.time_limit_minutes else "")
           + (f", resuming after iteration {trainer.iteration}" if args.resume else "") + ")",

@@ -110,6 +110,8 @@ class Trainer:
         #: The metrics of an iteration trained but not yet evaluated (in the checkpoint while
         #: its evaluation runs), else None.
         self.pending: dict[str, Any] | None = None
+        #: What a resumed run's config changed from the run's own ("key a -> b"), else [].
+        self.resume_changes: list[str] = []
         self.ckpt_path = self.run_dir.checkpoint
         if resume:
             self._resume()
@@ -193,7 +195,7 @@ class Trainer:
         saved = self._load_checkpoint()
         self.learner.set_hyperparameters()  # a resumed run may change the learning rate
         self.run_dir.forget_after(self.iteration)
-        changes = config_changes(saved, self.cfg)
+        changes = self.resume_changes = config_changes(saved, self.cfg)
         if changes:
             self._say("resuming with config changes: " + ", ".join(changes))
             # the run's config.yaml follows, so a later plain --resume keeps the changes
