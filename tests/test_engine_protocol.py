@@ -198,8 +198,10 @@ def test_go_nodes_sets_a_network_agents_simulations_for_that_move() -> None:
     assert agent.set_node_limit(3)
     agent.select_move(state)
     assert agent.stats()["evaluations"] == 3  # the root and two more leaves: 3 simulations
+    assert agent.stats()["simulations"] == 3
     assert agent.set_node_limit(None) and agent.simulations == 20
-    out = _served("checkpoint:loa,sims=20", "position startpos\ngo nodes 3\n")
+    out = _served("checkpoint:loa,sims=20,stop=off", "position startpos\ngo nodes 3\n")
+    assert out[0].startswith("info ") and " nodes 3 time " in out[0]  # simulations as nodes
     assert out[-1].startswith("bestmove ")
     raw = _served("checkpoint:loa,sims=0", "position startpos\ngo nodes 3\n")
     assert raw == ["error go: checkpoint:loa,sims=0 has no node or simulation budget; its "

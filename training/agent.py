@@ -112,7 +112,9 @@ class NetAgent(ActionAgent):
         # Play-time only: self-play builds its own evaluator without the temperature.
         self.evaluate = NetEvaluator(net, self.game, cfg.play.policy_temperature)
         self._leaves: SearchedLeaves | None = None
-        self.counters = {"actions": 0, "evaluations": 0}
+        #: ``simulations``: the searches' simulations, which the engine protocol reports as
+        #: its ``info ... nodes``.
+        self.counters = {"actions": 0, "evaluations": 0, "simulations": 0}
         #: Seconds a simulation took in the last search under a time limit (None: none yet).
         self.seconds_per_simulation: float | None = None
         #: The game's winning-move check when the network plays with ``play.win_in_one``.
@@ -162,6 +164,7 @@ class NetAgent(ActionAgent):
                             skip_forced=self.cfg.play.skip_forced,
                             winning_action=self.winning_action,
                             stop_early=self.cfg.play.stop_early, leaf_batch=self.leaf_batch)
+        self.counters["simulations"] += search.done
         if self.move_deadline is not None and search.done:
             self.seconds_per_simulation = (time.perf_counter() - started) / search.done
         return int(search.root.actions[search.choose(0.0)])
