@@ -197,6 +197,12 @@ def fit_eval(checkpoint: str, positions_count: int = 400_000, hidden: int = 64,
 
 def cmd_fit_eval(args: argparse.Namespace) -> int:
     """``boardzoo fit-eval`` (arguments: :func:`boardzoo.training.commands.register`)."""
+    if args.random_moves is None:
+        args.random_moves = 0.3 if args.selfplay is None else 0.15
+    if args.selfplay is not None:
+        return _cmd_selfplay(args)
+    if args.game is not None:
+        raise ConfigError("--game goes with --selfplay (a network knows its game)")
     if args.positions < 100:
         raise ConfigError(f"--positions must be >= 100, got {args.positions}")
     if not 1 <= args.hidden <= 1024:
@@ -217,4 +223,36 @@ def cmd_fit_eval(args: argparse.Namespace) -> int:
           f"network values in {s['network']:.0f} s, fit in {s['fit']:.0f} s; held-out MSE "
           f"{report.held_out_mse:.4f} (the mean alone {report.mean_mse:.4f}, the hand-made "
           f"evaluation {report.hand_mse:.4f}); wrote {args.out}")
+    return 0
+
+
+def _cmd_selfplay(args: argparse.Namespace) -> int:
+    """``boardzoo fit-eval --selfplay N --game GAME``: :mod:`.eval_scratch`."""
+    from .eval_scratch import Generation, fit_selfplay
+
+    if args.game is None:
+        raise ConfigError("--selfplay needs --game (ultima)")
+    if not 1 <= args.selfplay <= 100:
+        raise ConfigError(f"--selfplay must be 1 to 100 generations, got {args.selfplay}")
+    if args.games < 10:
+        raise ConfigError(f"--games must be >= 10, got {args.games}")
+    if args.per_game < 1:
+        raise ConfigError(f"--per-game must be >= 1, got {args.per_game}")
+    if not 0.0 <= args.random_moves <= 1.0:
+        raise ConfigError(f"--random-moves must be 0 to 1, got {args.random_moves}")
+    get_spec(args.game)  # an unknown game: one clear line
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+
+    def say(g: int, gen: Generation) -> None:
+        weights = ", ".join(f"{k} {v:+.3f}" for k, v in gen.weights.items())
+        print(f"generation {g}: {gen.games} games ({gen.decisive} decisive, "
+              f"{gen.mean_plies:.0f} plies), {gen.positions} positions, held-out MSE "
+              f"{gen.held_out_mse:.4f} (variance {gen.variance:.4f}), {gen.seconds:.0f} s; "
+              f"{weights}", flush=True)
+
+    learned, _ = fit_selfplay(args.game, args.selfplay, args.games, args.per_game,
+                              args.random_moves, args.seed, say)
+    learned.save(args.out)
+    print(f"wrote {args.out}")
     return 0

@@ -24,6 +24,13 @@ from .rules import State
 
 SPARSE = 2 * 7 * 64
 DENSE = 7
+#: The piece kinds of each side's sparse block, in order (``kind - 1`` of :mod:`.board`).
+KIND_NAMES = ("king", "pawn", "leaper", "chameleon", "withdrawer", "immobilizer",
+              "coordinator")
+#: The dense inputs that count things and carry no hand-made value (each side's moves and
+#: frozen pieces; material and the best capture weigh pieces by hand): what an evaluation
+#: learned from self-play alone may read (:mod:`boardzoo.training.eval_scratch`).
+COUNT_INPUTS = {2: "moves", 3: "opponent's moves", 5: "frozen", 6: "opponent's frozen"}
 
 
 @njit(cache=True)
