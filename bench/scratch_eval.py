@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
 from equal_time import side
 
 from boardzoo.agents.arena.pairs import score_stats
@@ -39,6 +40,7 @@ def main() -> int:
     ap.add_argument("--openings", default="random:4")
     ap.add_argument("--out", default=None, help="folder for the files (default: a temporary one)")
     args = ap.parse_args()
+    torch.set_num_threads(1)  # the fit as `fit-eval --threads 1` makes it, bit for bit
     runs, pooled = [], [0, 0, 0]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
