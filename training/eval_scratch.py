@@ -13,7 +13,8 @@ of games it played against itself, generation by generation:
 1. **Games**: generation 0 plays at random, taking a winning move where there is one (an
    evaluation of 0 searched one ply deep); each later generation plays the compiled
    ``alphabeta:1`` with the evaluation before it, the first 2 to 9 moves and then each move
-   with probability ``random_moves`` at random. ``per_game`` positions of each game are kept
+   with probability ``random_moves`` at random (a game still going after ``MAX_PLIES``
+   counts as a draw). ``per_game`` positions of each game are kept
    (many games and few positions from each, so that the results, the only teacher, are
    many and not the same one repeated).
 2. **Fit**: ``tanh(w . counts + b)`` against the result for the side to move by mean
