@@ -92,7 +92,12 @@ def test_selfplay_learns_with_its_seed_and_plays(tmp_path, capsys) -> None:
     (["--selfplay", "0", "--game", "ultima"], "1 to 100 generations"),
     (["--selfplay", "1", "--game", "ultima", "--games", "3"], "--games must be >= 10"),
     (["--selfplay", "1", "--game", "chess"], "chess"),
-    (["--checkpoint", "loa", "--game", "loa"], "--game goes with --selfplay"),
+    (["--checkpoint", "loa", "--game", "loa"], "--game: not an option of fit-eval --checkpoint"),
+    (["--checkpoint", "loa", "--games", "100", "--per-game", "5"],
+     "--games, --per-game: not an option of fit-eval --checkpoint (it goes with --selfplay)"),
+    (["--selfplay", "1", "--game", "ultima", "--positions", "1000", "--epochs", "2"],
+     "--positions, --epochs: not an option of fit-eval --selfplay (it goes with --checkpoint)"),
+    (["--selfplay", "1", "--game", "ultima", "--hidden", "8"], "--hidden: not an option"),
 ])
 def test_selfplay_refuses_bad_input(tmp_path, capsys, argv: list[str], needle: str) -> None:
     assert main(["fit-eval", "--out", str(tmp_path / "x.npz"), *argv]) == 2

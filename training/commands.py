@@ -218,17 +218,17 @@ def _register_fit_eval(subparsers: argparse._SubParsersAction) -> None:
                         help="no network: learn a linear evaluation of counts from the results "
                         "of GENERATIONS of its own games (needs --game)")
     ap.add_argument("--out", required=True, metavar="FILE", help="evaluation file to write (.npz)")
-    ap.add_argument("--positions", type=int, default=400_000,
+    ap.add_argument("--positions", type=int,
                     help="positions to fit on (default 400000; each in its 8 symmetric images)")
-    ap.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
-    ap.add_argument("--epochs", type=int, default=6, help="passes over the positions (default 6)")
+    ap.add_argument("--hidden", type=int, help="hidden units (default 64)")
+    ap.add_argument("--epochs", type=int, help="passes over the positions (default 6)")
     ap.add_argument("--random-moves", type=float,
                     help="probability of a random move in the games played (default 0.3; "
                     "--selfplay 0.15)")
     ap.add_argument("--game", help="--selfplay: the game (ultima)")
-    ap.add_argument("--games", type=int, default=5000,
+    ap.add_argument("--games", type=int,
                     help="--selfplay: games a generation (default 5000)")
-    ap.add_argument("--per-game", type=int, default=20,
+    ap.add_argument("--per-game", type=int,
                     help="--selfplay: positions kept of each game (default 20)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")

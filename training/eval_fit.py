@@ -197,12 +197,23 @@ def fit_eval(checkpoint: str, positions_count: int = 400_000, hidden: int = 64,
 
 def cmd_fit_eval(args: argparse.Namespace) -> int:
     """``boardzoo fit-eval`` (arguments: :func:`boardzoo.training.commands.register`)."""
-    if args.random_moves is None:
-        args.random_moves = 0.3 if args.selfplay is None else 0.15
-    if args.selfplay is not None:
+    selfplay = args.selfplay is not None
+    # An option of the other mode would be ignored without a word: refuse it instead.
+    other = ("--positions", "--hidden", "--epochs") if selfplay else ("--game", "--games",
+                                                                       "--per-game")
+    given = [o for o in other if getattr(args, o[2:].replace("-", "_")) is not None]
+    if given:
+        mode = "--selfplay" if selfplay else "--checkpoint"
+        need = "--checkpoint" if selfplay else "--selfplay"
+        raise ConfigError(f"{', '.join(given)}: not an option of fit-eval {mode} (it goes "
+                          f"with {need})")
+    defaults = {"random_moves": 0.15 if selfplay else 0.3, "positions": 400_000, "hidden": 64,
+                "epochs": 6, "games": 5000, "per_game": 20}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if selfplay:
         return _cmd_selfplay(args)
-    if args.game is not None:
-        raise ConfigError("--game goes with --selfplay (a network knows its game)")
     if args.positions < 100:
         raise ConfigError(f"--positions must be >= 100, got {args.positions}")
     if not 1 <= args.hidden <= 1024:
