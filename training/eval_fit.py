@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +79,35 @@ class FitReport:
         return []
 
 
+def seeded_game(start: Any, rng: np.random.Generator, random_moves: float, guide: Any | None,
+                winning: Callable[[Any], Any] | None = None) -> tuple[list[Any], Any]:
+    """Play one game from ``start`` and return its unfinished positions and its last position.
+
+    The first 2 to 9 moves are random, then each move is random with probability
+    ``random_moves`` or else ``guide``'s choice; without a guide every move is random, or
+    ``winning``'s move where it finds one. A game still going after ``MAX_PLIES`` stops there.
+    """
+    # LOA's rules can leave the repetition history out: these positions need none, and a
+    # long history makes each position cost memory in proportion to its ply
+    bare = "track_history" in inspect.signature(start.apply).parameters
+    seen: list[Any] = []
+    state = start
+    opening = int(rng.integers(2, 10))
+    for ply in range(MAX_PLIES):
+        if state.is_terminal():
+            break
+        seen.append(state)
+        legal = state.legal_moves()
+        if guide is None or ply < opening or rng.random() < random_moves:
+            move = legal[int(rng.integers(len(legal)))]
+            win = winning(state) if guide is None and winning is not None else None
+            move = move if win is None else win
+        else:
+            move = guide.select_move(state)
+        state = state.apply(move, track_history=False) if bare else state.apply(move)
+    return seen, state
+
+
 def positions(game: str, count: int, seed: int, random_moves: float) -> tuple[list[Any], int]:
     """Return ``count`` unfinished positions of seeded games (see the module) and the number
     of games played."""
@@ -86,22 +116,9 @@ def positions(game: str, count: int, seed: int, random_moves: float) -> tuple[li
     out: list[Any] = []
     games = 0
     start = get_spec(game).start()
-    # LOA's rules can leave the repetition history out: the fit's positions need none, and a
-    # long history makes each position cost memory in proportion to its ply
-    bare = "track_history" in inspect.signature(start.apply).parameters
     while len(out) < count:
-        state, games = start, games + 1
-        opening = int(rng.integers(2, 10))
-        for ply in range(MAX_PLIES):
-            if state.is_terminal():
-                break
-            out.append(state)
-            legal = state.legal_moves()
-            if ply < opening or rng.random() < random_moves:
-                move = legal[int(rng.integers(len(legal)))]
-            else:
-                move = guide.select_move(state)
-            state = state.apply(move, track_history=False) if bare else state.apply(move)
+        games += 1
+        out.extend(seeded_game(start, rng, random_moves, guide)[0])
     return out[:count], games
 
 

@@ -43,7 +43,7 @@ from boardzoo.envs.core.learned_eval import LearnedEval
 from boardzoo.envs.core.registry import get_spec
 
 from .config import ConfigError
-from .eval_fit import MAX_PLIES
+from .eval_fit import seeded_game
 
 #: The share of each generation's games held out of its fit (its last games).
 HELD_OUT_GAMES = 0.1
@@ -131,21 +131,8 @@ def play_games(game: str, count: int, per_game: int, previous: LearnedEval | Non
     starts: list[int] = []
     decisive = plies = 0
     for _ in range(count):
-        state, seen = spec.start(), []
         starts.append(len(states))
-        opening = int(rng.integers(2, 10))
-        for ply in range(MAX_PLIES):
-            if state.is_terminal():
-                break
-            seen.append(state)
-            legal = state.legal_moves()
-            if guide is None or ply < opening or rng.random() < random_moves:
-                move = legal[int(rng.integers(len(legal)))]
-                win = winning(state) if guide is None and winning is not None else None
-                move = move if win is None else win
-            else:
-                move = guide.select_move(state)
-            state = state.apply(move)
+        seen, state = seeded_game(spec.start(), rng, random_moves, guide, winning)
         result = state.returns() if state.is_terminal() else (0.0, 0.0)
         decisive += result[0] != 0
         plies += len(seen)
