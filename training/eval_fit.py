@@ -26,6 +26,7 @@ hand-made evaluation (``tanh(eval / scale)``).
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import time
 from collections.abc import Callable
@@ -79,17 +80,25 @@ class FitReport:
         return []
 
 
+@functools.cache
+def _can_drop_history(state_type: type) -> bool:
+    """Whether ``state_type.apply`` can leave the repetition history out (LOA's can)."""
+    return "track_history" in inspect.signature(state_type.apply).parameters
+
+
 def seeded_game(start: Any, rng: np.random.Generator, random_moves: float, guide: Any | None,
-                winning: Callable[[Any], Any] | None = None) -> tuple[list[Any], Any]:
+                winning: Callable[[Any], Any] | None = None,
+                history: bool = True) -> tuple[list[Any], Any]:
     """Play one game from ``start`` and return its unfinished positions and its last position.
 
     The first 2 to 9 moves are random, then each move is random with probability
     ``random_moves`` or else ``guide``'s choice; without a guide every move is random, or
     ``winning``'s move where it finds one. A game still going after ``MAX_PLIES`` stops there.
+    ``history=False`` drops the repetition history where the rules can (the positions then
+    need none, but the game's result may miss a repetition).
     """
-    # LOA's rules can leave the repetition history out: these positions need none, and a
-    # long history makes each position cost memory in proportion to its ply
-    bare = "track_history" in inspect.signature(start.apply).parameters
+    # a long history makes each position cost memory in proportion to its ply
+    bare = not history and _can_drop_history(type(start))
     seen: list[Any] = []
     state = start
     opening = int(rng.integers(2, 10))
@@ -118,7 +127,7 @@ def positions(game: str, count: int, seed: int, random_moves: float) -> tuple[li
     start = get_spec(game).start()
     while len(out) < count:
         games += 1
-        out.extend(seeded_game(start, rng, random_moves, guide)[0])
+        out.extend(seeded_game(start, rng, random_moves, guide, history=False)[0])
     return out[:count], games
 
 
